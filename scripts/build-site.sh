@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Set up (if needed) and build the website into _build/html, strictly: any
+# Sphinx warning or failing notebook cell fails the build.
+# Then open _build/html/index.html in a browser.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+bash scripts/setup.sh
+.venv/bin/jupyter-book build -W -n --keep-going .
+echo "site: open $root/_build/html/index.html"

@@ -1,0 +1,108 @@
+"""Keep chapter notebooks in step with their MyST markdown twins.
+
+    python scripts/notebooks.py refresh chapters/devices.md [...]
+        Write each chapter's .ipynb from its .md (always in that direction),
+        execute it in a fresh kernel from the chapter's folder and store the
+        outputs without volatile metadata.
+    python scripts/notebooks.py check
+        Exit non-zero when a pair disagrees or a notebook has no markdown twin.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import jupytext
+import nbformat
+from jupytext.compare import compare_notebooks
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAPTERS = ROOT / "chapters"
+TIMEOUT = 300  # seconds per cell
+VOLATILE_NOTEBOOK_KEYS = ("widgets",)
+VOLATILE_CELL_KEYS = ("execution", "collapsed", "scrolled", "ExecuteTime")
+
+
+def chapter_markdowns() -> list[Path]:
+    """Every chapter's .md (the files people edit)."""
+    return sorted(p for p in CHAPTERS.glob("*.md") if not p.name.startswith("_"))
+
+
+def strip_volatile(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Drop timestamps and timing metadata that change on every run."""
+    for key in VOLATILE_NOTEBOOK_KEYS:
+        nb.metadata.pop(key, None)
+    for index, cell in enumerate(nb.cells):
+        for key in VOLATILE_CELL_KEYS:
+            cell.metadata.pop(key, None)
+        # Stable ids keep diffs to what really changed.
+        cell["id"] = f"cell-{index}"
+    return nb
+
+
+def refresh(md: Path, execute: bool = True) -> Path:
+    """Regenerate md's paired notebook and execute it; return its path."""
+    md = md.resolve()
+    if md.suffix != ".md" or not md.exists():
+        raise SystemExit(f"refresh: {md} is not an existing .md chapter")
+    nb = jupytext.read(md)
+    if execute:
+        NotebookClient(
+            nb,
+            timeout=TIMEOUT,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(md.parent)}},
+            allow_error_names=None,
+        ).execute()
+    nb = strip_volatile(nb)
+    ipynb = md.with_suffix(".ipynb")
+    jupytext.write(nb, ipynb, fmt="ipynb")
+    return ipynb
+
+
+def pair_problems() -> list[str]:
+    """Describe every disagreement between a chapter and its notebook."""
+    problems = []
+    mds = {p.with_suffix("") for p in chapter_markdowns()}
+    for ipynb in sorted(CHAPTERS.glob("*.ipynb")):
+        if ipynb.with_suffix("") not in mds:
+            problems.append(f"{ipynb.relative_to(ROOT)} has no markdown twin")
+    for md in chapter_markdowns():
+        ipynb = md.with_suffix(".ipynb")
+        if not ipynb.exists():
+            problems.append(f"{md.relative_to(ROOT)} has no paired notebook")
+            continue
+        try:
+            compare_notebooks(
+                nbformat.read(ipynb, as_version=4),
+                jupytext.read(md),
+                fmt="md:myst",
+                allow_expected_differences=False,
+            )
+        except Exception as err:  # jupytext raises several comparison errors
+            problems.append(f"{md.relative_to(ROOT)} and its notebook differ: {err}")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    ref = sub.add_parser("refresh", help="regenerate and execute notebooks")
+    ref.add_argument("markdowns", nargs="*", type=Path, help="default: every chapter")
+    ref.add_argument("--no-execute", action="store_true")
+    sub.add_parser("check", help="check that every pair agrees")
+    args = parser.parse_args(argv)
+    if args.command == "refresh":
+        for md in args.markdowns or chapter_markdowns():
+            print(f"refresh: {refresh(md, execute=not args.no_execute).relative_to(ROOT)}")
+        return 0
+    problems = pair_problems()
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

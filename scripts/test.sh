@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Set up (if needed) and run every test: d2lgpu's unit tests, the notebook
+# pair checks, nbval (re-executes every chapter and compares its outputs), the
+# strict site build and the checks of the built site.
+# Extra arguments go to pytest, e.g. `bash scripts/test.sh -k devices`.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+bash scripts/setup.sh
+# One worker per core; --dist loadfile keeps each notebook in one kernel.
+exec .venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile \
+  --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg \
+  -p no:cacheprovider "$@"

@@ -1,0 +1,52 @@
+"""Fixtures shared by the book's tests."""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from filelock import FileLock
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "_build"
+HTML = BUILD / "html"
+BUILD_TIMEOUT = 900  # seconds; the cold build executes every chapter
+
+
+def _run_id() -> str:
+    # The same for every xdist worker of one pytest run.
+    return os.environ.get("PYTEST_XDIST_TESTRUNUID", f"solo-{os.getpid()}")
+
+
+@pytest.fixture(scope="session")
+def site_build() -> subprocess.CompletedProcess:
+    """Build the site once per test run with the README's command; return the result.
+
+    xdist workers share one build: the first to arrive builds under a lock, the
+    others wait and read its recorded result.
+    """
+    BUILD.mkdir(exist_ok=True)
+    log = BUILD / f".site-build-{_run_id()}.log"
+    with FileLock(str(BUILD / ".site-build.lock")):
+        if not log.exists():
+            for old in BUILD.glob(".site-build-*.log"):
+                old.unlink()
+            proc = subprocess.run(
+                ["bash", "scripts/build-site.sh"],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=BUILD_TIMEOUT,
+            )
+            log.write_text(f"{proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    code, _, output = log.read_text().partition("\n")
+    return subprocess.CompletedProcess(["bash", "scripts/build-site.sh"], int(code), output, "")
+
+
+@pytest.fixture(scope="session")
+def built_site(site_build) -> Path:
+    """The folder of the strictly built HTML site (skips nothing: a failed build fails)."""
+    if site_build.returncode != 0:
+        pytest.fail(f"the site build failed:\n{site_build.stdout[-4000:]}", pytrace=False)
+    return HTML

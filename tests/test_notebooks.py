@@ -1,0 +1,74 @@
+"""Static checks of the chapter pairs: the .md and the .ipynb agree, and the
+stored notebooks are clean. nbval (run by the same test command) re-executes
+the notebooks and compares their outputs."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import notebooks  # noqa: E402  (scripts/notebooks.py)
+
+MARKDOWNS = notebooks.chapter_markdowns()
+NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
+SNIPPET = ROOT / "chapters" / "_snippets" / "hardware-note.md"
+NOTE = re.compile(r"<!-- hardware-note:start -->\n(.*?)<!-- hardware-note:end -->", re.S)
+
+
+def ids(paths):
+    return [p.name for p in paths]
+
+
+def test_there_are_chapters():
+    assert MARKDOWNS and NOTEBOOKS
+
+
+def test_pairs_agree():
+    # Independent of file times: each .md is read and compared with its .ipynb
+    # (cell types, sources, tags and other cell metadata).
+    assert notebooks.pair_problems() == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_notebook_is_executed_and_clean(path):
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    counts = [c.execution_count for c in code]
+    assert None not in counts, "some cells were never executed: run scripts/refresh.sh"
+    assert counts == list(range(1, len(code) + 1)), "cells were not run top to bottom in one kernel"
+    for cell in nb.cells:
+        assert not set(cell.metadata) & set(notebooks.VOLATILE_CELL_KEYS), "volatile metadata"
+        if cell.cell_type == "code":
+            assert not re.search(r"#\s*NBVAL_", cell.source), "use cell tags, not NBVAL comments"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_exceptions_are_tagged_and_real(path):
+    # nbval compares `ename`/`evalue`, so a stored error output makes nbval fail
+    # when a `raises-exception` cell stops raising; this test makes sure every
+    # such cell stores its error, and that no other cell does.
+    nb = nbformat.read(path, as_version=4)
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        tags = set(cell.metadata.get("tags", []))
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        if "raises-exception" in tags:
+            assert errors, f"cell {index} is tagged raises-exception but did not raise"
+            assert not tags & {"nbval-ignore-output", "nbval-skip"}, (
+                f"cell {index}: nbval must compare the error of a raises-exception cell")
+        else:
+            assert not errors, f"cell {index} raised {errors[0].ename} without the raises-exception tag"
+
+
+@pytest.mark.parametrize("path", MARKDOWNS, ids=ids(MARKDOWNS))
+def test_hardware_note_is_the_shared_one(path):
+    found = NOTE.findall(path.read_text())
+    assert len(found) == 1, "paste chapters/_snippets/hardware-note.md once, between its markers"
+    assert found[0].strip() == SNIPPET.read_text().strip()

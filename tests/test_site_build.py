@@ -1,0 +1,42 @@
+"""The website builds strictly: zero warnings, no failing cell."""
+import re
+from pathlib import Path
+
+import yaml
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.slow
+
+
+def test_build_succeeds(site_build):
+    assert site_build.returncode == 0, site_build.stdout[-4000:]
+
+
+def test_build_has_no_warnings(site_build):
+    warnings = [line for line in site_build.stdout.splitlines()
+                if re.search(r"\b(WARNING|ERROR|CRITICAL)\b", line)]
+    assert warnings == []
+
+
+def _toc_files():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]]
+    for part in [toc] + toc.get("parts", []):
+        files += [entry["file"] for entry in part.get("chapters", [])]
+    return files
+
+
+def test_every_chapter_is_in_the_toc():
+    # only_build_toc_files would silently drop a chapter missing from _toc.yml.
+    chapters = {f"chapters/{p.stem}" for p in (ROOT / "chapters").glob("*.md")
+                if not p.name.startswith("_")}
+    assert chapters == set(_toc_files())
+
+
+def test_every_toc_entry_has_a_page(built_site):
+    missing = [f for f in _toc_files() if not (built_site / f"{f}.html").is_file()]
+    assert missing == []
+    assert (built_site / "index.html").is_file()
