@@ -1,0 +1,106 @@
+"""Figures drawn by code, so that they also load in Colab and Studio Lab.
+
+The chapter "Tensors and GPUs" (chapters/tensors.md) shows :func:`copy_figure`.
+Nothing here changes matplotlib's global state (``rcParams``): every style is
+passed to the artists that use it.
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+
+__all__ = ["copy_figure"]
+
+# A light palette that reads well on a white page and in print.
+_INK = "#1f2933"
+_MUTED = "#52606d"
+_DEVICE_FILL = "#f5f7fa"
+_DEVICE_EDGE = "#9aa5b1"
+_X_FILL = "#9ec5fe"      # X and its copy Z share a colour: same values
+_Y_FILL = "#ffc078"
+_OP_FILL = "#b2f2bb"
+_COPY = "#1864ab"
+_ERROR = "#c92a2a"
+_FONT = "DejaVu Sans"
+
+
+def _device(ax, x, y, w, h, name, subtitle):
+    """A rounded box standing for one device: its memory and its cores."""
+    ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.02,rounding_size=0.15",
+                                facecolor=_DEVICE_FILL, edgecolor=_DEVICE_EDGE, linewidth=1.5))
+    ax.text(x + 0.2, y + h - 0.3, name, ha="left", va="top", fontsize=13,
+            fontweight="bold", color=_INK, family=_FONT)
+    ax.text(x + 0.2, y + h - 0.72, subtitle, ha="left", va="top", fontsize=9,
+            color=_MUTED, family=_FONT)
+
+
+def _tensor(ax, x, y, name, fill, rows=2, cols=3, cell=0.42):
+    """A small grid of cells standing for a 2 x 3 tensor, named above."""
+    for r in range(rows):
+        for c in range(cols):
+            ax.add_patch(Rectangle((x + c * cell, y + r * cell), cell, cell,
+                                   facecolor=fill, edgecolor="white", linewidth=1.5))
+    ax.add_patch(Rectangle((x, y), cols * cell, rows * cell, fill=False,
+                           edgecolor=_INK, linewidth=1.0))
+    ax.text(x + cols * cell / 2, y + rows * cell + 0.12, name, ha="center", va="bottom",
+            fontsize=12, fontweight="bold", color=_INK, family=_FONT)
+    return x, y, cols * cell, rows * cell
+
+
+def _arrow(ax, start, end, color, style="-|>", linestyle="-", rad=0.0, width=1.8):
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle=style, mutation_scale=16,
+                                 color=color, linewidth=width, linestyle=linestyle,
+                                 connectionstyle=f"arc3,rad={rad}", shrinkA=2, shrinkB=2))
+
+
+def copy_figure(source: str = "cuda:0", target: str = "cuda:1") -> Figure:
+    """Draw the copy of ``X`` to another device so that ``Y + Z`` can run there.
+
+    ``X`` lives on ``source`` and ``Y`` on ``target``: ``X + Y`` is refused,
+    so ``Z = X.to(target)`` copies ``X`` across, and ``Y + Z`` runs on
+    ``target``, where the result is stored. Returns the (pyplot-managed)
+    figure; call ``plt.show()`` to display it in a notebook.
+    """
+    fig, ax = plt.subplots(figsize=(9.0, 4.4))
+    ax.set_xlim(0, 10.2)
+    ax.set_ylim(-0.1, 4.9)
+    ax.set_aspect("equal")
+    ax.axis("off")
+
+    _device(ax, 0.1, 0.55, 3.4, 4.25, source, "memory and cores of one device")
+    _device(ax, 5.5, 0.55, 4.6, 4.25, target, "memory and cores of another device")
+
+    xx, xy, xw, xh = _tensor(ax, 1.17, 2.3, "X", _X_FILL)
+    zx, zy, zw, zh = _tensor(ax, 5.95, 2.3, "Z", _X_FILL)
+    yx, yy, yw, yh = _tensor(ax, 8.4, 2.3, "Y", _Y_FILL)
+
+    # The copy: from X on the source device to Z on the target device.
+    _arrow(ax, (xx + xw, xy + xh / 2), (zx, zy + zh / 2), _COPY, width=2.4)
+    mid = (3.5 + 5.5) / 2
+    ax.text(mid, xy + xh / 2 + 0.15, "copy", ha="center", va="bottom", fontsize=11,
+            fontweight="bold", color=_COPY, family=_FONT)
+    ax.text(mid, xy + xh / 2 - 0.15, f"Z = X.to('{target}')", ha="center", va="top",
+            fontsize=9, color=_COPY, family="DejaVu Sans Mono")
+
+    ax.text(xx + xw / 2, xy - 0.45, "X stays here:\n.to() copies, it does not move",
+            ha="center", va="top", fontsize=9, color=_MUTED, family=_FONT, linespacing=1.3)
+
+    # The operation, on the device that holds both operands.
+    centre = (zx + zw / 2 + yx + yw / 2) / 2
+    ow, oh = 1.6, 0.6
+    ox, oy = centre - ow / 2, 1.15
+    ax.add_patch(FancyBboxPatch((ox, oy), ow, oh, boxstyle="round,pad=0.02,rounding_size=0.12",
+                                facecolor=_OP_FILL, edgecolor=_INK, linewidth=1.0))
+    ax.text(centre, oy + oh / 2, "Y + Z", ha="center", va="center", fontsize=12,
+            fontweight="bold", color=_INK, family="DejaVu Sans Mono")
+    _arrow(ax, (zx + zw / 2, zy), (ox + 0.35, oy + oh), _INK, width=1.4)
+    _arrow(ax, (yx + yw / 2, yy), (ox + ow - 0.35, oy + oh), _INK, width=1.4)
+    ax.text(centre, oy - 0.1, f"runs on {target}; the result stays there",
+            ha="center", va="top", fontsize=9, color=_MUTED, family=_FONT)
+
+    # What is refused: an operation whose operands are on two devices.
+    ax.text(5.1, 0.2, "X + Y directly is refused (RuntimeError): its operands are on two devices",
+            ha="center", va="center", fontsize=9.5, color=_ERROR, family=_FONT)
+    fig.tight_layout(pad=0.2)
+    return fig
