@@ -54,7 +54,6 @@ def refresh(md: Path, execute: bool = True) -> Path:
             timeout=TIMEOUT,
             kernel_name="python3",
             resources={"metadata": {"path": str(md.parent)}},
-            allow_error_names=None,
         ).execute()
     nb = strip_volatile(nb)
     ipynb = md.with_suffix(".ipynb")

@@ -19,6 +19,11 @@ stamp="$venv/.requirements.sha256"
 want="$(cat "$root/requirements.txt" "$root/pyproject.toml" | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing requirements.txt into $venv"
-  (cd "$root" && "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r requirements.txt)
+  log="$venv/pip-install.log"
+  if ! (cd "$root" && "$venv/bin/python" -m pip install --disable-pip-version-check -r requirements.txt) >"$log" 2>&1; then
+    grep -v "is ignored: it is neither a file nor a directory" "$log" | tail -n 40 >&2
+    echo "setup: pip install failed; full log in $log" >&2
+    exit 1
+  fi
   echo "$want" > "$stamp"
 fi
