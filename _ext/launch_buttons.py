@@ -1,0 +1,86 @@
+"""Open-in-Studio-Lab button and paired-notebook downloads for the book's pages.
+
+sphinx-book-theme builds the launch dropdown (the rocket) with a Colab entry
+from ``launch_buttons.colab_url`` and ``repository.url`` / ``repository.branch``
+in ``_config.yml``. It has no SageMaker Studio Lab entry, so this extension
+appends one to that same dropdown while the page is being rendered
+(``html-page-context``, after the theme's own handlers), derived from the same
+repository settings: Studio Lab's import address is
+``https://studiolab.sagemaker.aws/import/github/<owner>/<repo>/blob/<branch>/<path>.ipynb``
+(it opens notebooks only, not markdown).
+
+The theme's download dropdown offers the page's source (``.md``) and a
+``.ipynb`` that it copies from the build's executed notebooks. Where the page
+has a jupytext-paired notebook in the repository (``chapters/X.ipynb`` beside
+``chapters/X.md``), this extension puts that notebook there instead, so the
+download is the very file that Colab and Studio Lab open.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from sphinx.application import Sphinx
+
+STUDIO_LAB_IMPORT = "https://studiolab.sagemaker.aws/import/github"
+
+
+def repository_parts(theme_options: dict) -> tuple[str, str, str, str] | None:
+    """(owner, repo, branch, path_to_book) from the theme's repository options."""
+    url = theme_options.get("repository_url", "").strip().rstrip("/")
+    if url.endswith(".git"):
+        url = url[: -len(".git")]
+    if "github.com/" not in url:
+        return None
+    owner, repo = url.split("github.com/", 1)[1].split("/")[:2]
+    branch = theme_options.get("repository_branch") or "main"
+    book = theme_options.get("path_to_docs", "").strip("/")
+    return owner, repo, branch, book
+
+
+def studio_lab_url(owner: str, repo: str, branch: str, path: str) -> str:
+    return f"{STUDIO_LAB_IMPORT}/{owner}/{repo}/blob/{branch}/{path}"
+
+
+def _launch_group(context: dict[str, Any]) -> dict | None:
+    for button in context.get("header_buttons", []):
+        if button.get("label") == "launch-buttons":
+            return button
+    return None
+
+
+def add_studio_lab_button(app: Sphinx, pagename: str, templatename: str,
+                          context: dict[str, Any], doctree) -> None:
+    group = _launch_group(context)  # present only on notebook pages
+    parts = repository_parts(app.config.html_theme_options)
+    if group is None or parts is None:
+        return
+    owner, repo, branch, book = parts
+    path = f"{book}/{pagename}.ipynb" if book else f"{pagename}.ipynb"
+    group["buttons"].append({
+        "type": "link",
+        "text": "Studio Lab",
+        "tooltip": "Launch on SageMaker Studio Lab",
+        "icon": "fas fa-flask",
+        "url": studio_lab_url(owner, repo, branch, path),
+        "label": "launch-studio-lab",
+    })
+
+
+def offer_paired_notebook(app: Sphinx, pagename: str, templatename: str,
+                          context: dict[str, Any], doctree) -> None:
+    if not context.get("ipynb_source"):
+        return
+    paired = Path(app.srcdir) / f"{pagename}.ipynb"
+    if paired.is_file():
+        target = Path(app.outdir) / "_sources" / context["ipynb_source"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(paired, target)
+
+
+def setup(app: Sphinx) -> dict:
+    # The theme fills header_buttons at priority 501; run after it.
+    app.connect("html-page-context", add_studio_lab_button, priority=600)
+    app.connect("html-page-context", offer_paired_notebook, priority=600)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
