@@ -1,0 +1,69 @@
+"""What the checks of the built website need to know about the book: its pages
+(from _toc.yml) and the addresses its launch buttons must have, derived from
+_config.yml independently of the extension that makes them."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+STUDIO_LAB_IMPORT = "https://studiolab.sagemaker.aws/import/github"
+
+
+def toc_pages() -> list[str]:
+    """Every page that _toc.yml lists (root first), as docnames like 'chapters/intro'."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    pages = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                pages.append(entry["file"])
+            walk(entry.get("sections"))
+            walk(entry.get("chapters"))
+
+    walk(toc.get("chapters"))
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    # _toc.yml may name a file with its suffix; Sphinx's docname has none.
+    return [p.removesuffix(".md").removesuffix(".ipynb") for p in pages]
+
+
+def book_config() -> dict:
+    return yaml.safe_load((ROOT / "_config.yml").read_text())
+
+
+@dataclass(frozen=True)
+class Repository:
+    url: str  # https://github.com/OWNER/REPO
+    owner: str
+    name: str
+    branch: str
+    book_path: str  # the book's folder inside the repository, "" or "book/"
+
+    def notebook(self, page: str) -> str:
+        """The page's paired notebook, relative to the repository root."""
+        return f"{self.book_path}{page}.ipynb"
+
+    def colab_url(self, page: str, colab: str) -> str:
+        return (f"{colab.rstrip('/')}/github/{self.owner}/{self.name}/blob/"
+                f"{self.branch}/{self.notebook(page)}")
+
+    def studio_lab_url(self, page: str) -> str:
+        return (f"{STUDIO_LAB_IMPORT}/{self.owner}/{self.name}/blob/"
+                f"{self.branch}/{self.notebook(page)}")
+
+    def pip_url(self) -> str:
+        return f"git+{self.url}@{self.branch}"
+
+
+def repository() -> Repository:
+    repo = book_config()["repository"]
+    url = repo["url"].rstrip("/").removesuffix(".git")
+    assert url.startswith("https://github.com/"), f"Colab and Studio Lab open GitHub files: {url}"
+    owner, name = url.removeprefix("https://github.com/").split("/")[:2]
+    book = (repo.get("path_to_book") or "").strip("/")
+    return Repository(url, owner, name, repo.get("branch") or "main",
+                      f"{book}/" if book else "")

@@ -1,0 +1,80 @@
+"""Every chapter notebook opens ready to run in Colab and SageMaker Studio Lab.
+
+The launch buttons open each page's paired ``.ipynb`` from the repository, so
+that notebook must exist, install the book's helpers when they are missing
+(from the repository and branch named in _config.yml), ask Colab for a GPU
+runtime, and draw its figures by code: an image file referenced by a relative
+path loads on the website but not in Colab, which opens the notebook alone.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from booksite import ROOT, repository, toc_pages
+
+PAGES = toc_pages()
+
+INSTALL_CELL = """\
+# Colab or Studio Lab: install this book's helpers if they are missing.
+try:
+    import d2lgpu
+except ModuleNotFoundError:
+    %pip install --quiet "d2lgpu @ {pip_url}"
+    import d2lgpu"""
+
+# Markdown image syntax, HTML <img>, and MyST/Sphinx image directives
+# (as markdown cells carry them: ```{figure} path or :::{image} path).
+IMAGE_REFERENCES = [
+    re.compile(r"!\[[^\]]*\]\(\s*<?([^)\s>]+)"),
+    re.compile(r"<img\b[^>]*\bsrc\s*=\s*[\"']([^\"']+)", re.IGNORECASE),
+    re.compile(r"^\s*(?:```+|:::+)\s*\{(?:figure|image)\}\s*(\S+)", re.MULTILINE),
+    re.compile(r"^\s*\.\.\s+(?:figure|image)::\s*(\S+)", re.MULTILINE),
+]
+ABSOLUTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)", re.IGNORECASE)
+
+
+def _notebook(page: str) -> dict:
+    path = ROOT / f"{page}.ipynb"
+    assert path.is_file(), (
+        f"{page}.ipynb is missing: the Colab and Studio Lab buttons of {page} open it "
+        f"(make it with: bash scripts/refresh.sh {page}.md)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _source(cell: dict) -> str:
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_first_code_cell_installs_the_helpers_when_missing(page):
+    code = [c for c in _notebook(page)["cells"] if c["cell_type"] == "code"]
+    assert code, f"{page} has no code cell"
+    expected = INSTALL_CELL.format(pip_url=repository().pip_url())
+    assert _source(code[0]).strip() == expected, (
+        f"{page}: the first code cell must be exactly the install cell:\n{expected}")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_notebook_asks_colab_for_a_gpu(page):
+    meta = _notebook(page)["metadata"]
+    assert meta.get("accelerator") == "GPU"
+    assert meta.get("colab", {}).get("gpuType"), "metadata.colab.gpuType names the GPU Colab starts"
+    assert meta.get("kernelspec", {}).get("name") == "python3"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_markdown_cell_loads_an_image_by_relative_path(page):
+    relative = []
+    for index, cell in enumerate(_notebook(page)["cells"]):
+        if cell["cell_type"] != "markdown":
+            continue
+        for pattern in IMAGE_REFERENCES:
+            for target in pattern.findall(_source(cell)):
+                if not ABSOLUTE.match(target):
+                    relative.append(f"cell {index}: {target}")
+    assert relative == [], "draw figures by code (a remove-input cell) so they load in Colab"
+
