@@ -6,5 +6,6 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup.sh
+bash scripts/fetch_mathjax.sh
 .venv/bin/jupyter-book build -W -n --keep-going .
 echo "site: open $root/_build/html/index.html"
