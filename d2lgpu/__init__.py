@@ -1,0 +1,26 @@
+"""d2lgpu: the helpers of the book on using GPUs from PyTorch.
+
+Importing it has no side effects: no seeds, no matplotlib settings or
+backend, no warning filters. Each helper's docstring names the chapter that
+introduces it.
+"""
+
+from .devices import (accelerator, cpu, device_report, format_bytes, gpu,
+                      num_gpus, show_devices, try_all_gpus, try_gpu)
+from .plotting import ProgressBoard
+from .timing import Measurement, Timer, benchmark, format_time, synchronize
+from .training import (DataModule, LinearRegression, Module,
+                       SyntheticRegressionData, Trainer)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    # Computing devices
+    "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpus", "accelerator",
+    "device_report", "show_devices", "format_bytes",
+    # Tensors and GPUs: timing
+    "synchronize", "benchmark", "Measurement", "Timer", "format_time",
+    # Neural networks and GPUs: training
+    "Module", "DataModule", "SyntheticRegressionData", "LinearRegression",
+    "Trainer", "ProgressBoard",
+]

@@ -1,0 +1,329 @@
+"""Timing that waits for the device before every clock read.
+
+Accelerators run asynchronously: a PyTorch call on a GPU returns as soon as
+the work is queued. A clock read right after it measures the launch, not the
+work. Every clock read here is preceded by ``synchronize`` on the device of
+the work, unless ``sync=False`` asks for that naive measurement on purpose.
+
+Why not simply ``torch.utils.benchmark.Timer``? It only knows how to wait
+for CUDA (not MPS or XPU), has no naive mode to show next to the honest one,
+and defaults to ``num_threads=1``, which makes the CPU look slow next to a
+GPU. ``benchmark`` follows the same recipe (warm-up, blocks long enough that
+the clock's overhead is negligible, median and spread) and always uses the
+thread count PyTorch runs with.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+import statistics
+import time
+from dataclasses import dataclass
+
+import torch
+
+from . import devices
+from .devices import _three_digits
+
+__all__ = [
+    "synchronize",
+    "benchmark",
+    "Measurement",
+    "Timer",
+    "format_time",
+]
+
+# The clock. One name, so that tests can check what happens around each read.
+_clock = time.perf_counter
+
+
+# --- Waiting for a device. ---------------------------------------------------
+
+def _as_device(device, where: str) -> torch.device:
+    if isinstance(device, torch.device):
+        return device
+    if isinstance(device, str):
+        try:
+            return torch.device(device)
+        except RuntimeError as err:
+            raise ValueError(
+                f"{where}: device must name a torch device such as 'cpu', "
+                f"'cuda:0' or 'mps', got {device!r}") from err
+    raise TypeError(
+        f"{where}: device must be None, a str or a torch.device, "
+        f"got {device!r} of type {type(device).__name__}")
+
+
+def _all_accelerators() -> list[torch.device]:
+    return devices.try_all_gpus()
+
+
+def _synchronize_one(device: torch.device) -> None:
+    kind = device.type
+    if kind == "cuda":
+        torch.cuda.synchronize(device)
+    elif kind == "mps":
+        torch.mps.synchronize()
+    elif kind == "xpu":
+        torch.xpu.synchronize(device)
+    elif kind in ("cpu", "meta"):
+        return  # CPU kernels have finished when the call returns.
+    else:
+        generic = getattr(torch, "accelerator", None)
+        if generic is not None and hasattr(generic, "synchronize"):
+            generic.synchronize(device)
+
+
+def synchronize(device=None) -> None:
+    """Wait until all work queued on ``device`` has finished; None: every accelerator; CPU: nothing to wait for (chapter "Tensors and GPUs")."""
+    if device is None:
+        for dev in _all_accelerators():
+            _synchronize_one(dev)
+        return
+    _synchronize_one(_as_device(device, "synchronize(device)"))
+
+
+def _tensor_devices(args, kwargs) -> list[torch.device]:
+    """Distinct devices of the tensors among the arguments (one level deep)."""
+    found: list[torch.device] = []
+    values = list(args) + list(kwargs.values())
+    for value in values:
+        items = value if isinstance(value, (list, tuple)) else (value,)
+        for item in items:
+            if isinstance(item, torch.Tensor) and item.device not in found:
+                found.append(item.device)
+    return found
+
+
+# --- Formatting. --------------------------------------------------------------
+
+_TIME_UNITS = (("s", 1.0), ("ms", 1e-3), ("\u00b5s", 1e-6), ("ns", 1e-9))
+
+
+def format_time(seconds: float) -> str:
+    """A duration with three significant digits and a unit, e.g. '1.23 ms', '4.56 µs', '850 ns', '1.20 s' (chapter "Tensors and GPUs")."""
+    if isinstance(seconds, bool) or not isinstance(seconds, numbers.Real):
+        raise TypeError(
+            f"format_time(seconds): seconds must be a non-negative number, "
+            f"got {seconds!r}")
+    seconds = float(seconds)
+    if not (seconds >= 0 and math.isfinite(seconds)):
+        raise ValueError(
+            f"format_time(seconds): seconds must be a non-negative finite "
+            f"number, got {seconds!r}")
+    for index, (unit, scale) in enumerate(_TIME_UNITS):
+        is_last = index == len(_TIME_UNITS) - 1
+        if seconds >= scale or is_last:
+            value = seconds / scale
+            text = _three_digits(value)
+            # 999.7 µs rounds to "1000": say 1.00 ms instead.
+            if float(text) >= 1000 and index > 0:
+                unit = _TIME_UNITS[index - 1][0]
+                text = _three_digits(value / 1000)
+            return f"{text} {unit}"
+    raise AssertionError("unreachable")
+
+
+# --- Results. ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Measurement:
+    """Seconds per call, one value per block, with median, IQR and mean (chapter "Tensors and GPUs")."""
+
+    times: tuple[float, ...]
+    number: int
+    device: torch.device
+    label: str | None = None
+    synchronized: bool = True
+
+    @property
+    def median(self) -> float:
+        """Median over blocks of the seconds per call."""
+        return statistics.median(self.times)
+
+    @property
+    def iqr(self) -> float:
+        """Interquartile range over blocks (0 with a single block)."""
+        if len(self.times) < 2:
+            return 0.0
+        q1, _, q3 = statistics.quantiles(self.times, n=4, method="inclusive")
+        return q3 - q1
+
+    @property
+    def mean(self) -> float:
+        """Mean over blocks of the seconds per call."""
+        return statistics.fmean(self.times)
+
+    def __str__(self) -> str:
+        prefix = f"{self.label}: " if self.label else ""
+        blocks = len(self.times)
+        where = str(self.device)
+        if not self.synchronized:
+            where += ", not synchronized"
+        return (f"{prefix}{format_time(self.median)} \u00b1 "
+                f"{format_time(self.iqr / 2)} (median \u00b1 IQR/2 of "
+                f"{blocks} block{'s' if blocks != 1 else ''} of "
+                f"{self.number} call{'s' if self.number != 1 else ''}, "
+                f"{where})")
+
+    def __repr__(self) -> str:
+        return f"<Measurement {self}>"
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))
+
+
+# --- Measuring. -------------------------------------------------------------
+
+_MAX_NUMBER = 10_000_000
+
+
+def _check_int(value, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(
+            f"benchmark(): {name} must be an int >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise ValueError(
+            f"benchmark(): {name} must be an int >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def benchmark(fn, *args, device=None, warmup=1, repeat=7, min_block_time=0.02,
+              sync=True, label=None, **kwargs) -> Measurement:
+    """Time ``fn(*args, **kwargs)``: warm up, then ``repeat`` blocks of calls, waiting for ``device`` before each clock read (chapter "Tensors and GPUs").
+
+    ``device=None`` waits for the devices of the tensor arguments or, with
+    none, for every accelerator. Each block makes ``number`` calls, chosen
+    (with waiting, whatever ``sync`` says) so that a block lasts at least
+    ``min_block_time`` seconds. ``sync=False`` reads the clock without waiting:
+    the naive measurement, for teaching; it waits once after the last clock
+    read so that its queued work does not spill into the next measurement.
+    """
+    if not callable(fn):
+        raise TypeError(
+            f"benchmark(fn): fn must be callable, got {fn!r} of type "
+            f"{type(fn).__name__}")
+    warmup = _check_int(warmup, "warmup", 0)
+    repeat = _check_int(repeat, "repeat", 1)
+    if isinstance(min_block_time, bool) or not isinstance(
+            min_block_time, numbers.Real):
+        raise TypeError(
+            f"benchmark(): min_block_time must be a number of seconds >= 0, "
+            f"got {min_block_time!r}")
+    if not (min_block_time >= 0 and math.isfinite(min_block_time)):
+        raise ValueError(
+            f"benchmark(): min_block_time must be a number of seconds >= 0, "
+            f"got {min_block_time!r}")
+    if not isinstance(sync, bool):
+        raise TypeError(f"benchmark(): sync must be True or False, got {sync!r}")
+    if label is not None and not isinstance(label, str):
+        raise TypeError(
+            f"benchmark(): label must be a str or None, got {label!r}")
+
+    if device is not None:
+        wait_for = [_as_device(device, "benchmark(device)")]
+        shown = wait_for[0]
+    else:
+        wait_for = _tensor_devices(args, kwargs)
+        if wait_for:
+            shown = wait_for[0]
+        else:
+            wait_for = _all_accelerators()
+            shown = torch.device(devices.accelerator() or "cpu")
+
+    def wait() -> None:
+        for dev in wait_for:
+            _synchronize_one(dev)
+
+    def block(number: int, waiting: bool) -> float:
+        # The loop is as bare as timeit's: no kwargs dict unless there is one.
+        calls = itertools.repeat(None, number)
+        if waiting:
+            wait()
+        start = _clock()
+        if kwargs:
+            for _ in calls:
+                fn(*args, **kwargs)
+        elif args:
+            for _ in calls:
+                fn(*args)
+        else:
+            for _ in calls:
+                fn()
+        if waiting:
+            wait()
+        return _clock() - start
+
+    for _ in range(warmup):
+        fn(*args, **kwargs)
+    wait()
+
+    number = 1
+    while True:
+        elapsed = block(number, True)
+        if elapsed >= min_block_time or number >= _MAX_NUMBER:
+            break
+        if elapsed <= 0:
+            number *= 10
+        else:
+            wanted = math.ceil(number * 1.1 * min_block_time / elapsed)
+            number = max(number + 1, min(number * 10, wanted))
+        number = min(number, _MAX_NUMBER)
+
+    times = tuple(block(number, sync) / number for _ in range(repeat))
+    if not sync:
+        wait()
+    return Measurement(times=times, number=number, device=shown, label=label,
+                       synchronized=sync)
+
+
+class Timer:
+    """Context manager timing its block; waits for ``device`` on entry and exit unless ``sync=False`` (chapter "Tensors and GPUs").
+
+    ``with Timer(device) as t: ...`` then ``t.elapsed`` is in seconds (None
+    until the block ends). ``device=None`` waits for every accelerator.
+    """
+
+    def __init__(self, device=None, sync=True):
+        if not isinstance(sync, bool):
+            raise TypeError(f"Timer(sync): sync must be True or False, got {sync!r}")
+        self.device = None if device is None else _as_device(device, "Timer(device)")
+        self.sync = sync
+        self.elapsed: float | None = None
+        self._start: float | None = None
+
+    def _wait(self) -> None:
+        if self.sync:
+            synchronize(self.device)
+
+    def start(self) -> "Timer":
+        """Wait for the device, then start the clock."""
+        self._wait()
+        self.elapsed = None
+        self._start = _clock()
+        return self
+
+    def stop(self) -> float:
+        """Wait for the device, stop the clock and return the elapsed seconds."""
+        if self._start is None:
+            raise RuntimeError("Timer.stop(): the timer was not started")
+        self._wait()
+        self.elapsed = _clock() - self._start
+        self._start = None
+        return self.elapsed
+
+    def __enter__(self) -> "Timer":
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
+
+    def __str__(self) -> str:
+        if self.elapsed is None:
+            return "Timer(not finished)"
+        return format_time(self.elapsed)
+
+    def __repr__(self) -> str:
+        return f"<Timer {self}>"
