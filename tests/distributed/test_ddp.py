@@ -1,0 +1,170 @@
+"""chapters/ddp_train.py: two Gloo processes under torchrun end with the same
+parameters as one plain process, and a failing rank ends the run quickly.
+
+The two runs take the same steps on the same examples (DistributedSampler
+deals one shared permutation; each of the two ranks takes half of every global
+batch; DDP averages the gradients), so they differ by float rounding only.
+TOLERANCE is the stated bound; on the CPU they usually agree to the last bit.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "chapters" / "ddp_train.py"
+TOLERANCE = 1e-5  # absolute, on every parameter
+LOSS_RTOL = 1e-5  # relative, on every step's loss
+BOUND = 60  # seconds within which every launch must end (they take ~3-8 s)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def group_alive(pid: int) -> bool:
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def launch(out: Path, *args: str, nproc: int | None = 2, gloo_only: bool = True):
+    """Run the script (torchrun with nproc processes, or plainly if None).
+
+    Returns (completed process, port, seconds). Stops the whole process group
+    if it outlives BOUND, and then fails the test.
+    """
+    port = free_port()
+    if nproc is None:
+        command = [sys.executable, str(SCRIPT)]
+    else:
+        command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1",
+                   f"--nproc-per-node={nproc}", "--max-restarts=0",
+                   "--rdzv-backend=c10d", f"--rdzv-endpoint=127.0.0.1:{port}", str(SCRIPT)]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    if gloo_only:
+        env["CUDA_VISIBLE_DEVICES"] = ""  # the same Gloo/CPU path on any machine
+    start = time.perf_counter()
+    proc = subprocess.Popen([*command, "--out", str(out), *args], cwd=out.parent,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=BOUND)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"{' '.join(command)} did not end within {BOUND} s")
+    seconds = time.perf_counter() - start
+    assert not group_alive(proc.pid), "processes of the run outlived it"
+    result = subprocess.CompletedProcess(command, proc.returncode, stdout, stderr)
+    return result, port, seconds
+
+
+def check_ok(result: subprocess.CompletedProcess) -> None:
+    assert result.returncode == 0, f"exit code {result.returncode}:\n{result.stderr[-3000:]}"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """The DDP run (2 Gloo processes) and the single-process reference."""
+    tmp = tmp_path_factory.mktemp("ddp")
+    ddp, ddp_port, _ = launch(tmp / "ddp.json", nproc=2)
+    single, _, _ = launch(tmp / "single.json", nproc=None)
+    check_ok(ddp)
+    check_ok(single)
+    return {
+        "ddp": json.loads((tmp / "ddp.json").read_text()),
+        "single": json.loads((tmp / "single.json").read_text()),
+        "ddp_stdout": ddp.stdout,
+        "ddp_port": ddp_port,
+    }
+
+
+def params(result: dict) -> torch.Tensor:
+    return torch.tensor(result["weight"] + [result["bias"]], dtype=torch.float64)
+
+
+def test_runs_are_what_they_claim(runs):
+    ddp, single = runs["ddp"], runs["single"]
+    assert (ddp["world_size"], ddp["backend"], ddp["per_rank_batch"]) == (2, "gloo", 16)
+    assert (single["world_size"], single["backend"], single["per_rank_batch"]) == (1, "none", 32)
+    assert ddp["global_batch"] == single["global_batch"] == 32
+    assert len(ddp["step_loss"]) == len(single["step_loss"]) == 3 * 1024 // 32
+
+
+def test_ddp_parameters_equal_single_process(runs):
+    difference = (params(runs["ddp"]) - params(runs["single"])).abs().max().item()
+    assert difference <= TOLERANCE, f"largest parameter difference {difference:.2e}"
+
+
+def test_ddp_loss_curve_equals_single_process(runs):
+    ddp = torch.tensor(runs["ddp"]["step_loss"], dtype=torch.float64)
+    single = torch.tensor(runs["single"]["step_loss"], dtype=torch.float64)
+    torch.testing.assert_close(ddp, single, rtol=LOSS_RTOL, atol=0)
+
+
+def test_training_learned_the_true_parameters(runs):
+    # Guards against two runs that agree because neither trained.
+    true = torch.tensor([2.0, -3.4, 4.2], dtype=torch.float64)
+    assert (params(runs["single"]) - true).abs().max().item() < 0.05
+
+
+def test_only_rank0_logs_and_replicas_agree(runs):
+    lines = runs["ddp_stdout"].splitlines()
+    assert sum(line.startswith("world size 2") for line in lines) == 1
+    assert "all_reduce(SUM): ranks held [1.0, 2.0], afterwards they hold [3.0, 3.0]" in lines
+    assert "largest difference between the 2 replicas: 0.0" in lines
+    assert port_is_free(runs["ddp_port"])
+
+
+def test_failed_rank_fails_fast(tmp_path):
+    out = tmp_path / "failed.json"
+    result, port, seconds = launch(out, "--fail-rank", "1", nproc=2)
+    assert result.returncode != 0
+    assert seconds < 30, f"the failed run took {seconds:.1f} s"
+    reports = [line for line in result.stderr.splitlines() if line.startswith("[rank ")]
+    assert reports and reports[0] == "[rank 1] RuntimeError: rank 1 stops on purpose (--fail-rank 1)"
+    assert not out.exists(), "no rank may save a result after a failure"
+    assert port_is_free(port)
+
+
+def test_uneven_split_is_refused(tmp_path):
+    result, _, _ = launch(tmp_path / "x.json", "--batch-size", "30", nproc=None)
+    assert result.returncode != 0
+    assert "[rank 0] ValueError: --batch-size 30 must split evenly" in result.stderr
+
+
+@pytest.mark.multi_gpu
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two or more CUDA GPUs")
+def test_nccl_run_equals_single_process(tmp_path):
+    ddp, _, _ = launch(tmp_path / "ddp.json", nproc=2, gloo_only=False)
+    single, _, _ = launch(tmp_path / "single.json", nproc=None, gloo_only=False)
+    check_ok(ddp)
+    check_ok(single)
+    ddp, single = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("ddp", "single"))
+    assert (ddp["backend"], ddp["device"], single["device"]) == ("nccl", "cuda", "cuda")
+    assert (params(ddp) - params(single)).abs().max().item() <= TOLERANCE
