@@ -1,0 +1,50 @@
+"""Fixtures that pretend to have accelerators on a machine without any.
+
+d2lgpu asks about the hardware only through three probes in
+``d2lgpu.devices``; these fixtures replace them (and restore them after the
+test). Nothing here touches a real GPU: tests that need one are marked
+``cuda``, ``multi_gpu`` or ``mps`` and skip with a reason.
+"""
+
+import pytest
+
+from d2lgpu import devices
+
+
+def fake_hardware(monkeypatch, cuda=0, mps=False, xpu=0):
+    """Make d2lgpu see ``cuda`` CUDA devices, MPS if ``mps``, ``xpu`` XPUs."""
+    monkeypatch.setattr(devices, "_cuda_device_count", lambda: cuda)
+    monkeypatch.setattr(devices, "_mps_is_available", lambda: mps)
+    monkeypatch.setattr(devices, "_xpu_device_count", lambda: xpu)
+
+
+@pytest.fixture
+def cuda_count_0(monkeypatch):
+    fake_hardware(monkeypatch, cuda=0)
+
+
+@pytest.fixture
+def cuda_count_1(monkeypatch):
+    fake_hardware(monkeypatch, cuda=1)
+
+
+@pytest.fixture
+def cuda_count_2(monkeypatch):
+    fake_hardware(monkeypatch, cuda=2)
+
+
+@pytest.fixture
+def mps_available(monkeypatch):
+    fake_hardware(monkeypatch, mps=True)
+
+
+@pytest.fixture
+def xpu_count_2(monkeypatch):
+    fake_hardware(monkeypatch, xpu=2)
+
+
+
+@pytest.fixture
+def hardware(monkeypatch):
+    """``hardware(cuda=1, mps=True, ...)`` fakes any mix of devices."""
+    return lambda **kinds: fake_hardware(monkeypatch, **kinds)

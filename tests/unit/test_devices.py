@@ -1,0 +1,247 @@
+"""Device helpers: names, counts, fallbacks, bad input, reports."""
+
+import re
+import subprocess
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+import d2lgpu
+from d2lgpu import devices
+
+cpu = torch.device("cpu")
+
+
+def dev(name):
+    return torch.device(name)
+
+
+# --- What each helper returns on each kind of machine. ------------------------
+
+def test_cpu_is_the_cpu_device():
+    assert d2lgpu.cpu() == cpu
+    assert isinstance(d2lgpu.cpu(), torch.device)
+
+
+def test_this_machine_has_no_accelerator():
+    # The unit tests run on a CPU-only machine; the probes must agree with torch.
+    assert devices._cuda_device_count() == (
+        torch.cuda.device_count() if torch.cuda.is_available() else 0)
+    if not torch.cuda.is_available() and not torch.backends.mps.is_available():
+        assert d2lgpu.accelerator() is None
+
+
+def test_no_accelerator(cuda_count_0):
+    assert d2lgpu.accelerator() is None
+    assert d2lgpu.num_gpus() == 0
+    # gpu(i) only names a device; with none it names CUDA's, as d2l does.
+    assert (d2lgpu.gpu(), d2lgpu.gpu(1)) == (dev("cuda:0"), dev("cuda:1"))
+    assert d2lgpu.try_gpu() == cpu
+    assert d2lgpu.try_gpu(1) == cpu
+    assert d2lgpu.try_all_gpus() == []
+
+
+def test_one_cuda_gpu(cuda_count_1):
+    assert d2lgpu.accelerator() == "cuda"
+    assert d2lgpu.num_gpus() == 1
+    assert d2lgpu.try_gpu() == dev("cuda:0")
+    assert d2lgpu.try_gpu(1) == cpu
+    assert d2lgpu.try_gpu(10) == cpu
+    assert d2lgpu.try_all_gpus() == [dev("cuda:0")]
+
+
+def test_two_cuda_gpus(cuda_count_2):
+    assert d2lgpu.num_gpus() == 2
+    assert d2lgpu.try_gpu(0) == dev("cuda:0")
+    assert d2lgpu.try_gpu(1) == dev("cuda:1")
+    assert d2lgpu.try_gpu(2) == cpu
+    assert d2lgpu.try_all_gpus() == [dev("cuda:0"), dev("cuda:1")]
+    assert d2lgpu.gpu(5) == dev("cuda:5")  # named, not checked
+
+
+def test_mps(mps_available):
+    assert d2lgpu.accelerator() == "mps"
+    assert d2lgpu.num_gpus() == 1
+    assert d2lgpu.gpu() == dev("mps:0")
+    assert d2lgpu.try_gpu() == dev("mps:0")
+    assert d2lgpu.try_gpu(1) == cpu
+    assert d2lgpu.try_all_gpus() == [dev("mps:0")]
+
+
+def test_xpu(xpu_count_2):
+    assert d2lgpu.accelerator() == "xpu"
+    assert d2lgpu.num_gpus() == 2
+    assert d2lgpu.try_gpu(1) == dev("xpu:1")
+    assert d2lgpu.try_all_gpus() == [dev("xpu:0"), dev("xpu:1")]
+
+
+def test_cuda_wins_over_mps(hardware):
+    hardware(cuda=1, mps=True, xpu=1)
+    assert d2lgpu.accelerator() == "cuda"
+    assert d2lgpu.try_all_gpus() == [dev("cuda:0")]
+
+
+def test_probes_read_torch(monkeypatch):
+    """The probes really ask torch (so the fixtures patch the right place)."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 3)
+    assert d2lgpu.num_gpus() == 3
+    assert d2lgpu.try_gpu(2) == dev("cuda:2")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    assert d2lgpu.try_all_gpus() == [dev("mps:0")]
+
+
+def test_try_all_gpus_docstring_matches_behaviour(cuda_count_0):
+    doc = d2lgpu.try_all_gpus.__doc__
+    assert "``[]`` when there is none" in doc
+    assert "cpu()" not in doc  # d2l's old docstring promised [cpu()]
+    assert d2lgpu.try_all_gpus() == []
+
+
+# --- Bad input. --------------------------------------------------------------
+
+@pytest.mark.parametrize("helper", [d2lgpu.gpu, d2lgpu.try_gpu])
+@pytest.mark.parametrize("bad, error", [
+    (-1, ValueError), (-2, ValueError), (1.5, TypeError), ("1", TypeError),
+    (True, TypeError), (None, TypeError), (torch.tensor(1), TypeError),
+])
+def test_bad_index(helper, bad, error):
+    name = helper.__name__
+    with pytest.raises(error, match=re.escape(
+            f"{name}(i): i must be a non-negative int, got {bad!r}")):
+        helper(bad)
+
+
+def test_numpy_style_integers_are_accepted():
+    np = pytest.importorskip("numpy")
+    assert d2lgpu.gpu(np.int64(1)) == dev("cuda:1")
+
+
+# --- Sizes. ------------------------------------------------------------------
+
+@pytest.mark.parametrize("n, text", [
+    (0, "0 B"), (512, "512 B"), (12 * 1024, "12.0 KiB"),
+    (512 * 2**20, "512 MiB"), (int(1.5 * 2**30), "1.50 GiB"),
+    (80 * 2**30, "80.0 GiB"), (3 * 2**40, "3.00 TiB"),
+])
+def test_format_bytes(n, text):
+    assert d2lgpu.format_bytes(n) == text
+
+
+@pytest.mark.parametrize("bad, error", [(-1, ValueError), ("1", TypeError),
+                                        (float("nan"), ValueError)])
+def test_format_bytes_bad(bad, error):
+    with pytest.raises(error, match=r"format_bytes\(n\): n must be"):
+        d2lgpu.format_bytes(bad)
+
+
+# --- Reports. ----------------------------------------------------------------
+
+def test_report_without_accelerator(cuda_count_0):
+    report = d2lgpu.device_report()
+    assert report == (f"No accelerator: running on the CPU "
+                      f"({torch.get_num_threads()} threads)")
+
+
+@pytest.fixture
+def fake_cuda_memory(monkeypatch):
+    """Two fake cards with known memory, read where device_report reads it."""
+    gib, mib = 2**30, 2**20
+    names = ["NVIDIA Fake A100", "NVIDIA Fake T4"]
+    monkeypatch.setattr(torch.cuda, "get_device_properties",
+                        lambda i: SimpleNamespace(name=names[i],
+                                                  total_memory=40 * gib))
+    monkeypatch.setattr(torch.cuda, "mem_get_info",
+                        lambda i: (30 * gib, 40 * gib))  # 10 GiB used
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda i: 512 * mib)
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda i: gib)
+    monkeypatch.setattr(torch.version, "cuda", "12.4")
+
+
+def test_report_with_fake_cuda(cuda_count_2, fake_cuda_memory):
+    report = d2lgpu.device_report()
+    lines = report.splitlines()
+    assert lines[0].startswith("2 CUDA devices (PyTorch ")
+    assert "CUDA 12.4" in lines[0]
+    assert "cuda:0: NVIDIA Fake A100" in lines
+    assert "cuda:1: NVIDIA Fake T4" in lines
+    assert report.count("10.0 GiB used of 40.0 GiB") == 2
+    assert report.count("512 MiB in tensors, 1.00 GiB reserved") == 2
+    assert "No accelerator" not in report
+
+
+def test_report_with_fake_mps(mps_available, monkeypatch):
+    gib, mib = 2**30, 2**20
+    monkeypatch.setattr(torch.mps, "recommended_max_memory", lambda: 12 * gib,
+                        raising=False)
+    monkeypatch.setattr(torch.mps, "current_allocated_memory", lambda: 3 * mib,
+                        raising=False)
+    monkeypatch.setattr(torch.mps, "driver_allocated_memory", lambda: 64 * mib,
+                        raising=False)
+    report = d2lgpu.device_report()
+    assert report.startswith("1 MPS device (PyTorch ")
+    assert "mps:0: Apple GPU" in report
+    assert "12.0 GiB" in report
+    assert "3.00 MiB in tensors, 64.0 MiB held by the Metal driver" in report
+
+
+def test_report_sizes_survive_the_notebook_sanitizer(cuda_count_1,
+                                                     fake_cuda_memory):
+    # tests/sanitize.cfg replaces sizes with <SIZE>: no raw byte counts remain.
+    size = re.compile(r"\d+(\.\d+)?\s?(KiB|MiB|GiB|TiB|kB|KB|MB|GB|TB)\b")
+    clean = size.sub("<SIZE>", d2lgpu.device_report())
+    assert "<SIZE> used of <SIZE>" in clean
+    assert not re.search(r"\d{4,}", clean)
+
+
+# --- show_devices: nvidia-smi where it works, else the report. -----------------
+
+class FakeRun:
+    def __init__(self, returncode=0, stdout="", raises=None):
+        self.returncode, self.stdout, self.raises = returncode, stdout, raises
+        self.calls = []
+
+    def __call__(self, args, **kwargs):
+        self.calls.append((args, kwargs))
+        if self.raises is not None:
+            raise self.raises
+        return subprocess.CompletedProcess(args, self.returncode,
+                                           stdout=self.stdout, stderr="")
+
+
+def test_show_devices_uses_nvidia_smi(monkeypatch, capsys, cuda_count_0):
+    run = FakeRun(stdout="+----- FAKE nvidia-smi TABLE -----+\n")
+    monkeypatch.setattr(devices.shutil, "which",
+                        lambda name: "/usr/bin/nvidia-smi"
+                        if name == "nvidia-smi" else None)
+    monkeypatch.setattr(devices.subprocess, "run", run)
+    d2lgpu.show_devices()
+    assert capsys.readouterr().out == "+----- FAKE nvidia-smi TABLE -----+\n"
+    (args, kwargs), = run.calls
+    assert args == ["/usr/bin/nvidia-smi"]
+    assert 0 < kwargs["timeout"] <= 10
+
+
+@pytest.mark.parametrize("run", [
+    FakeRun(returncode=9, stdout="NVIDIA-SMI has failed"),
+    FakeRun(raises=subprocess.TimeoutExpired("nvidia-smi", 5)),
+    FakeRun(raises=OSError("exec format error")),
+], ids=["fails", "hangs", "cannot-run"])
+def test_show_devices_falls_back_when_nvidia_smi_breaks(monkeypatch, capsys,
+                                                        cuda_count_0, run):
+    monkeypatch.setattr(devices.shutil, "which", lambda name: "/x/nvidia-smi")
+    monkeypatch.setattr(devices.subprocess, "run", run)
+    d2lgpu.show_devices()
+    assert capsys.readouterr().out == d2lgpu.device_report() + "\n"
+    assert len(run.calls) == 1
+
+
+def test_show_devices_without_nvidia_smi(monkeypatch, capsys, cuda_count_0):
+    run = FakeRun()
+    monkeypatch.setattr(devices.shutil, "which", lambda name: None)
+    monkeypatch.setattr(devices.subprocess, "run", run)
+    d2lgpu.show_devices()
+    assert capsys.readouterr().out.startswith("No accelerator: running on the CPU")
+    assert run.calls == []

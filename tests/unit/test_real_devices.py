@@ -1,0 +1,72 @@
+"""On real accelerators: the same helpers, with no faking. Skip without one."""
+
+import pytest
+import torch
+
+import d2lgpu
+
+
+def _cuda_count():
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def _has_mps():
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps is not None and mps.is_available())
+
+
+cuda = [pytest.mark.cuda,
+        pytest.mark.skipif(_cuda_count() < 1, reason="needs a CUDA GPU")]
+mps = [pytest.mark.mps,
+       pytest.mark.skipif(not _has_mps(), reason="needs Apple's MPS device")]
+
+
+@pytest.mark.parametrize("kind", [pytest.param("cuda", marks=cuda),
+                                  pytest.param("mps", marks=mps)])
+def test_helpers_find_the_accelerator(kind):
+    assert d2lgpu.accelerator() == kind
+    assert d2lgpu.try_gpu() == torch.device(kind, 0)
+    assert d2lgpu.try_all_gpus()[0] == torch.device(kind, 0)
+    x = torch.ones(2, 3, device=d2lgpu.try_gpu())
+    assert x.device.type == kind
+    assert "No accelerator" not in d2lgpu.device_report()
+
+
+@pytest.mark.parametrize("kind", [pytest.param("cuda", marks=cuda),
+                                  pytest.param("mps", marks=mps)])
+def test_waiting_measures_the_work_and_not_waiting_does_not(kind):
+    device = d2lgpu.try_gpu()
+    n = 4096 if kind == "cuda" else 2048
+    a = torch.randn(n, n, device=device)
+    honest = d2lgpu.benchmark(torch.mm, a, a, repeat=5)
+    naive = d2lgpu.benchmark(torch.mm, a, a, repeat=5, sync=False)
+    # A matmul of this size takes milliseconds; launching it, microseconds.
+    assert honest.median > 1e-4
+    assert naive.median < honest.median
+    with d2lgpu.Timer(device) as t:
+        torch.mm(a, a)
+    assert t.elapsed > honest.median / 3
+
+
+@pytest.mark.parametrize("kind", [pytest.param("cuda", marks=cuda),
+                                  pytest.param("mps", marks=mps)])
+def test_trainer_trains_on_the_accelerator(kind):
+    torch.manual_seed(0)
+    model = d2lgpu.LinearRegression()
+    trainer = d2lgpu.Trainer(max_epochs=3, num_gpus=1, plot=False)
+    trainer.fit(model, d2lgpu.SyntheticRegressionData(w=[2, -3.4], b=4.2))
+    assert model.net.weight.device.type == kind
+    assert trainer.val_loss[-1] < 1e-3
+    assert trainer.host_transfers == 3
+
+
+@pytest.mark.multi_gpu
+@pytest.mark.skipif(_cuda_count() < 2, reason="needs two or more CUDA GPUs")
+def test_second_gpu():
+    assert d2lgpu.num_gpus() == _cuda_count() >= 2
+    assert d2lgpu.try_gpu(1) == torch.device("cuda:1")
+    y = torch.ones(3, device=d2lgpu.try_gpu(1))
+    assert y.device == torch.device("cuda:1")
+    d2lgpu.synchronize("cuda:1")
+    report = d2lgpu.device_report()
+    assert "cuda:0:" in report and "cuda:1:" in report

@@ -1,0 +1,301 @@
+"""Timing: waits before every clock read, sizes blocks, agrees with known work."""
+
+import math
+import re
+import time
+
+import pytest
+import torch
+import torch.utils.benchmark as tbench
+
+import d2lgpu
+from d2lgpu import timing
+
+MU = "\u00b5"
+TIME = re.compile(r"\d+(\.\d+)?\s?(ns|µs|us|ms|s)\b")  # tests/sanitize.cfg
+
+
+# --- format_time. -------------------------------------------------------------
+
+@pytest.mark.parametrize("seconds, text", [
+    (1.234e-3, "1.23 ms"), (4.56e-6, f"4.56 {MU}s"), (850e-9, "850 ns"),
+    (1.2, "1.20 s"), (12.34, "12.3 s"), (120, "120 s"), (0, "0.00 ns"),
+    (999.7e-6, "1.00 ms"), (9.996e-3, "10.0 ms"), (99.97e-9, "100 ns"),
+    (0.5e-9, "0.50 ns"),
+])
+def test_format_time(seconds, text):
+    assert d2lgpu.format_time(seconds) == text
+    assert TIME.fullmatch(text), "the notebook sanitizer must recognise it"
+
+
+@pytest.mark.parametrize("bad, error", [(-1e-3, ValueError),
+                                        (float("nan"), ValueError),
+                                        (float("inf"), ValueError),
+                                        ("1 ms", TypeError), (None, TypeError)])
+def test_format_time_bad(bad, error):
+    with pytest.raises(error, match=r"format_time\(seconds\): seconds must be"):
+        d2lgpu.format_time(bad)
+
+
+# --- Measurement. -------------------------------------------------------------
+
+def test_measurement_statistics_and_text():
+    m = d2lgpu.Measurement(times=(1.0, 2.0, 3.0, 4.0, 5.0), number=10,
+                           device=torch.device("cpu"), label="matmul")
+    assert (m.median, m.mean, m.iqr) == (3.0, 3.0, 2.0)
+    text = f"matmul: 3.00 s \u00b1 1.00 s (median \u00b1 IQR/2 of 5 blocks of 10 calls, cpu)"
+    assert str(m) == text
+    assert repr(m) == f"<Measurement {text}>"
+    assert TIME.sub("<TIME>", str(m)) == (
+        "matmul: <TIME> \u00b1 <TIME> (median \u00b1 IQR/2 of 5 blocks of 10 calls, cpu)")
+
+
+def test_measurement_single_block_and_naive():
+    m = d2lgpu.Measurement(times=(2e-6,), number=1, device=torch.device("cuda:0"),
+                           synchronized=False)
+    assert m.iqr == 0.0
+    assert str(m) == (f"2.00 {MU}s \u00b1 0.00 ns (median \u00b1 IQR/2 of 1 block "
+                      f"of 1 call, cuda:0, not synchronized)")
+
+
+# --- benchmark waits before every clock read. ---------------------------------
+
+class Recorder:
+    """A fake clock and fake device waits that log the order of events."""
+
+    def __init__(self, monkeypatch, call_cost=1.0):
+        self.events, self.now, self.call_cost = [], 0.0, call_cost
+        monkeypatch.setattr(timing, "_clock", self.clock)
+        monkeypatch.setattr(torch.cuda, "synchronize",
+                            lambda device=None: self.events.append(("sync", str(device))))
+        monkeypatch.setattr(torch.mps, "synchronize",
+                            lambda: self.events.append(("sync", "mps")))
+        monkeypatch.setattr(torch.xpu, "synchronize",
+                            lambda device=None: self.events.append(("sync", str(device))))
+
+    def clock(self):
+        self.events.append(("clock", None))
+        return self.now
+
+    def work(self, *args, **kwargs):
+        self.events.append(("call", None))
+        self.now += self.call_cost
+
+    def kinds(self):
+        return [kind for kind, _ in self.events]
+
+
+def test_benchmark_waits_before_every_clock_read(monkeypatch):
+    rec = Recorder(monkeypatch)
+    m = d2lgpu.benchmark(rec.work, device="cuda:1", warmup=2, repeat=3,
+                         min_block_time=0)
+    clocks = [i for i, (kind, _) in enumerate(rec.events) if kind == "clock"]
+    assert len(clocks) == 2 * (1 + 3)  # one calibration block, three measured
+    for i in clocks:
+        assert rec.events[i - 1] == ("sync", "cuda:1")
+    assert rec.kinds()[:3] == ["call", "call", "sync"]  # warm-up, then wait
+    assert m.times == (1.0, 1.0, 1.0) and m.number == 1
+    assert m.device == torch.device("cuda:1")
+    assert m.synchronized
+
+
+def test_benchmark_naive_does_not_wait_while_measuring(monkeypatch):
+    rec = Recorder(monkeypatch)
+    m = d2lgpu.benchmark(rec.work, device="cuda:0", warmup=0, repeat=3,
+                         min_block_time=0, sync=False)
+    kinds = rec.kinds()
+    # Calibration waits; the three measured blocks do not; one wait at the end.
+    assert kinds == (["sync", "sync", "clock", "call", "sync", "clock"]
+                     + ["clock", "call", "clock"] * 3 + ["sync"])
+    assert not m.synchronized
+    assert "not synchronized" in str(m)
+
+
+@pytest.mark.parametrize("device, waits", [
+    ("mps", ("sync", "mps")), ("xpu:1", ("sync", "xpu:1")),
+])
+def test_benchmark_waits_for_mps_and_xpu(monkeypatch, device, waits):
+    rec = Recorder(monkeypatch)
+    d2lgpu.benchmark(rec.work, device=device, warmup=0, repeat=2,
+                     min_block_time=0)
+    clocks = [i for i, (kind, _) in enumerate(rec.events) if kind == "clock"]
+    assert all(rec.events[i - 1] == waits for i in clocks)
+
+
+def test_benchmark_infers_device_from_tensor_args(monkeypatch):
+    rec = Recorder(monkeypatch)
+    x = torch.ones(3)
+    m = d2lgpu.benchmark(lambda a, b: rec.work(), x, [x], warmup=0, repeat=2,
+                         min_block_time=0)
+    assert m.device == torch.device("cpu")
+    assert "sync" not in rec.kinds()  # nothing to wait for on the CPU
+
+
+def test_benchmark_without_tensors_waits_for_every_accelerator(monkeypatch,
+                                                               cuda_count_2):
+    rec = Recorder(monkeypatch)
+    m = d2lgpu.benchmark(rec.work, warmup=0, repeat=1, min_block_time=0)
+    clock = rec.events.index(("clock", None))
+    assert rec.events[clock - 2:clock] == [("sync", "cuda:0"), ("sync", "cuda:1")]
+    assert m.device == torch.device("cuda")
+
+
+def test_benchmark_sizes_blocks_to_min_block_time(monkeypatch):
+    rec = Recorder(monkeypatch, call_cost=1e-3)  # each call "takes" 1 ms
+    m = d2lgpu.benchmark(rec.work, warmup=1, repeat=5, min_block_time=0.02)
+    assert m.number * 1e-3 >= 0.02
+    assert m.number <= 30  # not wildly over the target
+    assert m.median == pytest.approx(1e-3)
+    calls = rec.kinds().count("call")
+    measured = 5 * m.number
+    assert calls > measured + 1  # warm-up and calibration come first
+
+
+def test_benchmark_passes_args_and_kwargs():
+    seen = []
+    d2lgpu.benchmark(lambda a, b=0: seen.append((a, b)), 1, b=2, warmup=0,
+                     repeat=1, min_block_time=0)
+    assert set(seen) == {(1, 2)}
+
+
+def test_benchmark_keeps_the_callers_thread_count():
+    # torch.utils.benchmark runs with 1 thread unless told otherwise; we don't.
+    before = torch.get_num_threads()
+    seen = set()
+    d2lgpu.benchmark(lambda: seen.add(torch.get_num_threads()), warmup=0,
+                     repeat=2, min_block_time=0)
+    assert seen == {before}
+    assert torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(repeat=0), ValueError, "repeat must be an int >= 1, got 0"),
+    (dict(repeat=2.5), TypeError, "repeat must be an int >= 1, got 2.5"),
+    (dict(warmup=-1), ValueError, "warmup must be an int >= 0, got -1"),
+    (dict(warmup=True), TypeError, "warmup must be an int >= 0, got True"),
+    (dict(min_block_time=-0.1), ValueError, "min_block_time must be a number of seconds >= 0"),
+    (dict(min_block_time="1s"), TypeError, "min_block_time must be a number of seconds >= 0"),
+    (dict(sync="yes"), TypeError, "sync must be True or False"),
+    (dict(label=3), TypeError, "label must be a str or None"),
+    (dict(device=0), TypeError, "device must be None, a str or a torch.device"),
+    (dict(device="gpu7"), ValueError, "device must name a torch device"),
+])
+def test_benchmark_bad_input(kwargs, error, message):
+    calls = []
+    with pytest.raises(error, match=re.escape(message)):
+        d2lgpu.benchmark(lambda: calls.append(1), **kwargs)
+    assert calls == []  # checked before anything runs
+
+
+def test_benchmark_needs_a_callable():
+    with pytest.raises(TypeError, match=r"benchmark\(fn\): fn must be callable, got 3"):
+        d2lgpu.benchmark(3)
+
+
+# --- synchronize. -------------------------------------------------------------
+
+def test_synchronize_dispatches_by_device(monkeypatch, cuda_count_2):
+    rec = Recorder(monkeypatch)
+    d2lgpu.synchronize("cuda:1")
+    d2lgpu.synchronize(torch.device("mps"))
+    d2lgpu.synchronize("cpu")
+    d2lgpu.synchronize("meta")
+    assert rec.events == [("sync", "cuda:1"), ("sync", "mps")]
+    rec.events.clear()
+    d2lgpu.synchronize()  # every accelerator
+    assert rec.events == [("sync", "cuda:0"), ("sync", "cuda:1")]
+
+
+def test_synchronize_none_without_accelerator(monkeypatch, cuda_count_0):
+    rec = Recorder(monkeypatch)
+    d2lgpu.synchronize()
+    assert rec.events == []
+
+
+@pytest.mark.parametrize("bad, error", [(1, TypeError), ("nonsense", ValueError)])
+def test_synchronize_bad_device(bad, error):
+    with pytest.raises(error, match=r"synchronize\(device\): device must"):
+        d2lgpu.synchronize(bad)
+
+
+# --- Timer. ---------------------------------------------------------------------
+
+def test_timer_waits_on_entry_and_exit(monkeypatch):
+    rec = Recorder(monkeypatch)
+    with d2lgpu.Timer("cuda:0") as t:
+        assert t.elapsed is None
+        rec.work()
+    assert rec.events == [("sync", "cuda:0"), ("clock", None), ("call", None),
+                          ("sync", "cuda:0"), ("clock", None)]
+    assert t.elapsed == 1.0
+    assert str(t) == "1.00 s"
+
+
+def test_timer_naive(monkeypatch):
+    rec = Recorder(monkeypatch)
+    with d2lgpu.Timer("cuda:0", sync=False) as t:
+        rec.work()
+    assert rec.kinds() == ["clock", "call", "clock"]
+    assert t.elapsed == 1.0
+
+
+def test_timer_start_stop_and_errors():
+    t = d2lgpu.Timer()
+    assert str(t) == "Timer(not finished)"
+    with pytest.raises(RuntimeError, match="not started"):
+        t.stop()
+    t.start()
+    assert t.stop() >= 0
+    with pytest.raises(TypeError, match=r"Timer\(sync\): sync must be True or False"):
+        d2lgpu.Timer(sync=1)
+    with pytest.raises(TypeError, match=r"Timer\(device\): device must be None"):
+        d2lgpu.Timer(0)
+
+
+# --- Against known workloads (real clock). -----------------------------------
+
+def test_benchmark_measures_a_sleep_within_10_percent():
+    m = d2lgpu.benchmark(time.sleep, 0.01, repeat=5)
+    # sleep never returns early; a busy machine may wake it a little late.
+    assert 0.01 * 0.999 <= m.median <= 0.01 * 1.10, str(m)
+
+
+def test_timer_measures_a_sleep_within_10_percent():
+    with d2lgpu.Timer() as t:
+        time.sleep(0.05)
+    assert 0.05 * 0.999 <= t.elapsed <= 0.05 * 1.10, str(t)
+
+
+def test_benchmark_agrees_with_torch_utils_benchmark():
+    """Same matmul, same thread count, same block size, in alternating blocks.
+
+    On a shared 2-core machine a block can lose its core to another process,
+    which only ever adds time. So both tools time short blocks of the same
+    number of calls, alternately, and we compare their fastest blocks: the
+    ones nobody interrupted. One thread keeps OpenMP's barrier from waiting
+    on a descheduled sibling thread (which makes 2-thread timings jump by a
+    scheduler tick under load); both tools run with that same thread count.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        a, b = torch.randn(128, 128), torch.randn(128, 128)
+        reference = tbench.Timer("torch.mm(a, b)", globals={"torch": torch, "a": a, "b": b},
+                                 num_threads=torch.get_num_threads())
+        ours, theirs = [], []
+        for _ in range(15):
+            m = d2lgpu.benchmark(torch.mm, a, b, warmup=1, repeat=3,
+                                 min_block_time=0.002)
+            ours += m.times
+            for _ in range(3):
+                theirs += reference.timeit(m.number).times
+    finally:
+        torch.set_num_threads(threads)
+    ratio = min(ours) / min(theirs)
+    assert 0.9 <= ratio <= 1.1, (min(ours), min(theirs))
+
+
+def test_overhead_per_call_is_small():
+    # The loop adds well under a microsecond per call: ~30-90 ns here.
+    m = d2lgpu.benchmark(lambda: None, repeat=3, min_block_time=0.005)
+    assert m.median < 1e-6, str(m)
