@@ -116,7 +116,7 @@ def try_all_gpus() -> list[torch.device]:
 # --- Describing the devices. -------------------------------------------------
 
 def format_bytes(n: int | float) -> str:
-    """A byte count in binary units, e.g. '1.50 GiB', '512 MiB', '12.0 KiB' (chapter "Computing devices")."""
+    """A byte count in binary units, e.g. '1.50 GiB', '512 MiB', '12.0 KiB' (chapter "Tensors and GPUs")."""
     if isinstance(n, bool) or not isinstance(n, numbers.Real):
         raise TypeError(
             f"format_bytes(n): n must be a non-negative number of bytes, "
@@ -200,7 +200,7 @@ def _xpu_lines() -> list[str]:
 
 
 def device_report() -> str:
-    """Each accelerator's name and memory (total, used, this process's), from PyTorch itself (chapter "Computing devices")."""
+    """Each accelerator's name and memory (total, used, this process's), from PyTorch itself (chapter "Tensors and GPUs")."""
     kind = accelerator()
     if kind is None:
         return (f"No accelerator: running on the CPU "
@@ -216,7 +216,7 @@ def device_report() -> str:
 
 
 def show_devices(timeout: float = 5.0) -> None:
-    """Print ``nvidia-smi``'s table where that command works, else ``device_report()`` (chapter "Computing devices")."""
+    """Print ``nvidia-smi``'s table where that command works, else ``device_report()`` (chapter "Using GPUs from PyTorch")."""
     path = shutil.which("nvidia-smi")
     if path is not None:
         try:

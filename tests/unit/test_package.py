@@ -5,7 +5,6 @@ import json
 import re
 import subprocess
 import sys
-import tomllib
 from importlib import metadata
 from pathlib import Path
 
@@ -22,8 +21,16 @@ CONTRACT = {  # the names the chapters are written against
     "Timer", "Module", "DataModule", "SyntheticRegressionData",
     "LinearRegression", "Trainer", "ProgressBoard",
 }
-CHAPTERS = ('(chapter "Computing devices")', '(chapter "Tensors and GPUs")',
-            '(chapter "Neural networks and GPUs")', '(chapter "Exercises")')
+
+
+def chapter_titles():
+    """The title (first level-1 heading) of every chapter of the book."""
+    titles = set()
+    for path in sorted((ROOT / "chapters").glob("*.md")):
+        match = re.search(r"^# (.+)$", path.read_text(encoding="utf-8"), re.M)
+        if match:
+            titles.add(match.group(1).strip())
+    return titles
 
 
 def test_public_names():
@@ -36,9 +43,13 @@ def test_public_names():
 
 @pytest.mark.parametrize("name", sorted(d2lgpu.__all__))
 def test_docstring_first_line_names_the_chapter(name):
-    doc = inspect.getdoc(getattr(d2lgpu, name))
-    first = doc.splitlines()[0]
-    assert first.endswith(tuple(c + "." for c in CHAPTERS)), first
+    first = inspect.getdoc(getattr(d2lgpu, name)).splitlines()[0]
+    match = re.search(r'\(chapter "([^"]+)"\)\.$', first)
+    assert match, first
+    titles = chapter_titles()
+    if not titles:
+        pytest.skip("no chapters/*.md in this checkout")
+    assert match.group(1) in titles, (match.group(1), sorted(titles))
 
 
 def test_signatures_match_the_contract():
@@ -56,6 +67,7 @@ def test_signatures_match_the_contract():
 
 
 def test_version_agrees_with_pyproject_and_metadata():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert d2lgpu.__version__ == pyproject["project"]["version"]
     assert d2lgpu.__version__ == metadata.version("d2lgpu")
