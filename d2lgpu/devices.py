@@ -192,10 +192,13 @@ def _xpu_lines() -> list[str]:
                 f"{format_bytes(total)} (all processes)")
         else:
             lines.append(f"  memory: {format_bytes(props.total_memory)} total")
-        lines.append(
-            f"  this process: {format_bytes(xpu.memory_allocated(i))} in "
-            f"tensors, {format_bytes(xpu.memory_reserved(i))} reserved by "
-            f"PyTorch's caching allocator")
+        allocated = getattr(xpu, "memory_allocated", None)
+        reserved = getattr(xpu, "memory_reserved", None)
+        if allocated is not None and reserved is not None:
+            lines.append(
+                f"  this process: {format_bytes(allocated(i))} in tensors, "
+                f"{format_bytes(reserved(i))} reserved by PyTorch's caching "
+                f"allocator")
     return lines
 
 

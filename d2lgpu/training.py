@@ -37,13 +37,13 @@ def _check_int(value, where: str, minimum: int) -> int:
     return int(value)
 
 
-def _check_real(value, where: str, minimum: float) -> float:
+def _check_real(value, where: str, minimum: float | None) -> float:
+    bound = "" if minimum is None else f" >= {minimum}"
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"{where} must be a number >= {minimum}, got {value!r}")
-    if not (value >= minimum and math.isfinite(value)):
+        raise TypeError(f"{where} must be a number{bound}, got {value!r}")
+    if not math.isfinite(value) or (minimum is not None and value < minimum):
         raise ValueError(
-            f"{where} must be a finite number >= {minimum}, got {value!r}")
+            f"{where} must be a finite number{bound}, got {value!r}")
     return float(value)
 
 
@@ -104,7 +104,7 @@ class SyntheticRegressionData(DataModule):
             raise ValueError(
                 f"SyntheticRegressionData(w): w must be a non-empty 1-D "
                 f"sequence of weights, got shape {tuple(w.shape)}")
-        b = _check_real(b, "SyntheticRegressionData(b): b", -math.inf)
+        b = _check_real(b, "SyntheticRegressionData(b): b", None)
         noise = _check_real(noise, "SyntheticRegressionData(noise): noise", 0)
         num_train = _check_int(
             num_train, "SyntheticRegressionData(num_train): num_train", 1)

@@ -187,6 +187,22 @@ def test_report_with_fake_mps(mps_available, monkeypatch):
     assert "3.00 MiB in tensors, 64.0 MiB held by the Metal driver" in report
 
 
+def test_report_with_fake_xpu(xpu_count_2, monkeypatch):
+    gib, mib = 2**30, 2**20
+    fake = {"get_device_properties": lambda i: SimpleNamespace(
+                name=f"Intel Fake Arc {i}", total_memory=16 * gib),
+            "mem_get_info": lambda i: (12 * gib, 16 * gib),
+            "memory_allocated": lambda i: 256 * mib,
+            "memory_reserved": lambda i: 300 * mib}
+    for name, value in fake.items():
+        monkeypatch.setattr(torch.xpu, name, value, raising=False)
+    report = d2lgpu.device_report()
+    assert report.startswith("2 XPU devices (PyTorch ")
+    assert "xpu:1: Intel Fake Arc 1" in report
+    assert report.count("4.00 GiB used of 16.0 GiB") == 2
+    assert report.count("256 MiB in tensors, 300 MiB reserved") == 2
+
+
 def test_report_sizes_survive_the_notebook_sanitizer(cuda_count_1,
                                                      fake_cuda_memory):
     # tests/sanitize.cfg replaces sizes with <SIZE>: no raw byte counts remain.

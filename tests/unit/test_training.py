@@ -62,7 +62,8 @@ def test_synthetic_data_without_validation():
     (dict(num_val=-1), ValueError, "num_val must be an int >= 0, got -1"),
     (dict(batch_size=2.5), TypeError, "batch_size must be an int >= 1, got 2.5"),
     (dict(seed="0"), TypeError, "seed must be an int >= 0, got '0'"),
-    (dict(b="4.2"), TypeError, "b must be a number"),
+    (dict(b="4.2"), TypeError, "SyntheticRegressionData(b): b must be a number, got '4.2'"),
+    (dict(b=float("inf")), ValueError, "b must be a finite number, got inf"),
 ])
 def test_synthetic_data_bad_input(kwargs, error, message):
     args = dict(w=W, b=B) | kwargs
