@@ -62,22 +62,22 @@ def copy_figure(source: str = "cuda:0", target: str = "cuda:1") -> Figure:
     ``target``, where the result is stored. Returns the (pyplot-managed)
     figure; call ``plt.show()`` to display it in a notebook.
     """
-    fig, ax = plt.subplots(figsize=(9.0, 4.4))
+    fig, ax = plt.subplots(figsize=(7.6, 3.7))
     ax.set_xlim(0, 10.2)
     ax.set_ylim(-0.1, 4.9)
     ax.set_aspect("equal")
     ax.axis("off")
 
-    _device(ax, 0.1, 0.55, 3.4, 4.25, source, "memory and cores of one device")
-    _device(ax, 5.5, 0.55, 4.6, 4.25, target, "memory and cores of another device")
+    _device(ax, 0.1, 0.55, 3.2, 4.25, source, "its memory and its cores")
+    _device(ax, 5.7, 0.55, 4.4, 4.25, target, "its memory and its cores")
 
-    xx, xy, xw, xh = _tensor(ax, 1.17, 2.3, "X", _X_FILL)
-    zx, zy, zw, zh = _tensor(ax, 5.95, 2.3, "Z", _X_FILL)
-    yx, yy, yw, yh = _tensor(ax, 8.4, 2.3, "Y", _Y_FILL)
+    xx, xy, xw, xh = _tensor(ax, 1.07, 2.3, "X", _X_FILL)
+    zx, zy, zw, zh = _tensor(ax, 6.1, 2.3, "Z", _X_FILL)
+    yx, yy, yw, yh = _tensor(ax, 8.45, 2.3, "Y", _Y_FILL)
 
     # The copy: from X on the source device to Z on the target device.
     _arrow(ax, (xx + xw, xy + xh / 2), (zx, zy + zh / 2), _COPY, width=2.4)
-    mid = (3.5 + 5.5) / 2
+    mid = (3.3 + 5.7) / 2
     ax.text(mid, xy + xh / 2 + 0.15, "copy", ha="center", va="bottom", fontsize=11,
             fontweight="bold", color=_COPY, family=_FONT)
     ax.text(mid, xy + xh / 2 - 0.15, f"Z = X.to('{target}')", ha="center", va="top",
