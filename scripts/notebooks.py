@@ -6,6 +6,10 @@
         outputs without volatile metadata.
     python scripts/notebooks.py check
         Exit non-zero when a pair disagrees or a notebook has no markdown twin.
+    python scripts/notebooks.py seed-cache
+        Offer each agreeing pair's stored, executed notebook to the site build's
+        execution cache, so the site shows exactly the outputs that nbval
+        checks; a chapter whose notebook is out of step is executed instead.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
+BUILD_CACHE = ROOT / "_build" / ".jupyter_cache"  # Jupyter Book's default
 TIMEOUT = 300  # seconds per cell
 VOLATILE_NOTEBOOK_KEYS = ("widgets",)
 VOLATILE_CELL_KEYS = ("execution", "collapsed", "scrolled", "ExecuteTime")
@@ -61,28 +66,46 @@ def refresh(md: Path, execute: bool = True) -> Path:
     return ipynb
 
 
+def pair_problem(md: Path) -> str | None:
+    """Say how md and its notebook disagree, or None when they agree."""
+    ipynb = md.with_suffix(".ipynb")
+    if not ipynb.exists():
+        return f"{md.relative_to(ROOT)} has no paired notebook"
+    try:
+        compare_notebooks(
+            nbformat.read(ipynb, as_version=4),
+            jupytext.read(md),
+            fmt="md:myst",
+            allow_expected_differences=False,
+        )
+    except Exception as err:  # jupytext raises several comparison errors
+        return f"{md.relative_to(ROOT)} and its notebook differ: {err}"
+    return None
+
+
 def pair_problems() -> list[str]:
     """Describe every disagreement between a chapter and its notebook."""
-    problems = []
     mds = {p.with_suffix("") for p in chapter_markdowns()}
-    for ipynb in sorted(CHAPTERS.glob("*.ipynb")):
-        if ipynb.with_suffix("") not in mds:
-            problems.append(f"{ipynb.relative_to(ROOT)} has no markdown twin")
-    for md in chapter_markdowns():
-        ipynb = md.with_suffix(".ipynb")
-        if not ipynb.exists():
-            problems.append(f"{md.relative_to(ROOT)} has no paired notebook")
-            continue
-        try:
-            compare_notebooks(
-                nbformat.read(ipynb, as_version=4),
-                jupytext.read(md),
-                fmt="md:myst",
-                allow_expected_differences=False,
-            )
-        except Exception as err:  # jupytext raises several comparison errors
-            problems.append(f"{md.relative_to(ROOT)} and its notebook differ: {err}")
+    problems = [f"{ipynb.relative_to(ROOT)} has no markdown twin"
+                for ipynb in sorted(CHAPTERS.glob("*.ipynb"))
+                if ipynb.with_suffix("") not in mds]
+    problems += filter(None, map(pair_problem, chapter_markdowns()))
     return problems
+
+
+def seed_cache(cache_dir: Path = BUILD_CACHE) -> list[Path]:
+    """Cache the stored notebooks of agreeing pairs for the site build; return them."""
+    from jupyter_cache import get_cache
+
+    cache = get_cache(str(cache_dir))
+    seeded = []
+    for md in chapter_markdowns():
+        if pair_problem(md) is None:
+            # check_validity: the cells must have run in order, from 1.
+            cache.cache_notebook_file(str(md.with_suffix(".ipynb")), uri=str(md),
+                                      check_validity=True, overwrite=True)
+            seeded.append(md.with_suffix(".ipynb"))
+    return seeded
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,10 +115,15 @@ def main(argv: list[str] | None = None) -> int:
     ref.add_argument("markdowns", nargs="*", type=Path, help="default: every chapter")
     ref.add_argument("--no-execute", action="store_true")
     sub.add_parser("check", help="check that every pair agrees")
+    sub.add_parser("seed-cache", help="offer stored notebooks to the build cache")
     args = parser.parse_args(argv)
     if args.command == "refresh":
         for md in args.markdowns or chapter_markdowns():
             print(f"refresh: {refresh(md, execute=not args.no_execute).relative_to(ROOT)}")
+        return 0
+    if args.command == "seed-cache":
+        for ipynb in seed_cache():
+            print(f"seed-cache: {ipynb.relative_to(ROOT)}")
         return 0
     problems = pair_problems()
     for problem in problems:
