@@ -45,14 +45,12 @@ COLLECT = """async () => {
     const box = el.getBoundingClientRect(), style = getComputedStyle(el);
     return box.width > 0 && box.height > 0 && style.visibility !== 'hidden' && style.display !== 'none';
   };
-  // Cells folded on purpose (hide-input/hide-output tags) sit in a closed <details>.
-  const unfolded = el => !el.closest('details:not([open])');
   const article = document.querySelector('article') || document.body;
   const hrefs = sel => [...document.querySelectorAll(sel)].map(a => a.href);
   return {
     title: (article.querySelector('h1') || {}).textContent || '',
-    inputs: [...article.querySelectorAll('div.cell_input')].filter(unfolded).map(visible),
-    outputs: [...article.querySelectorAll('div.cell_output')].filter(unfolded)
+    inputs: [...article.querySelectorAll('div.cell_input')].map(visible),
+    outputs: [...article.querySelectorAll('div.cell_output')]
         .map(el => visible(el) && el.textContent.trim().length + el.querySelectorAll('img, svg').length > 0),
     images: [...document.images].map(img => ({src: img.currentSrc || img.src, width: img.naturalWidth})),
     math: article.querySelectorAll('span.math, div.math').length,
@@ -80,12 +78,26 @@ class Visit:
         page.on("requestfailed", lambda r: self._failed(r))
         page.on("response", lambda r: r.status >= 400 and self.bad_status.append(f"{r.status} {r.url}"))
         page.goto(url, wait_until="networkidle")
+        self.expand(page)
         self.data = page.evaluate(COLLECT)
         page.wait_for_load_state("networkidle")  # fonts MathJax asked for
         if screenshot is not None:
+            page.evaluate("window.scrollTo(0, 0)")  # sticky header and sidebar at the top
             screenshot.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(screenshot), full_page=True)
         self.page = page
+
+    @staticmethod
+    def expand(page, limit: int = 500):
+        """Open every folded part of the article as a reader would, by clicking:
+        dropdown admonitions (exercise solutions) and <details> (hidden cells)."""
+        folded = page.locator("article .admonition.toggle-hidden > .admonition-title > .toggle-button, "
+                              "article details:not([open]) > summary").filter(visible=True)
+        for _ in range(limit):  # one at a time: a click changes what is folded
+            if folded.count() == 0:
+                return
+            folded.first.click()
+        raise AssertionError(f"{page.url}: still folded after {limit} clicks")
 
     def _only_this_machine(self, route):
         url = route.request.url
@@ -147,20 +159,26 @@ def test_page_requests_nothing_from_other_hosts(visit, page):
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_code_cells_and_outputs_are_visible(visit, page):
+def test_code_cells_and_outputs_are_visible(visit, page, built_site):
+    # After every dropdown is opened (Visit.expand), each code cell that the page
+    # renders, and each output, is on screen; their numbers match the notebook
+    # that the build executed for this page.
     data = visit(page).data
-    hidden_tags = {"remove-input", "remove-cell", "hide-input", "hide-cell"}
-    removed_outputs = {"remove-output", "remove-cell", "hide-output", "hide-cell"}
-    notebook = ROOT / f"{page}.ipynb"
-    if notebook.is_file():
-        cells = [c for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code"]
-        tags = [set(c.get("metadata", {}).get("tags", [])) for c in cells]
-        want_inputs = sum(1 for t in tags if not t & hidden_tags)
-        want_outputs = sum(1 for c, t in zip(cells, tags) if c.get("outputs") and not t & removed_outputs)
-        assert len(data["inputs"]) == want_inputs, "shown code cells vs the notebook's"
-        assert len(data["outputs"]) >= want_outputs, "shown outputs vs the notebook's"
-    assert all(data["inputs"]), f"invisible code cells: {data['inputs']}"
-    assert all(data["outputs"]), f"invisible or empty outputs: {data['outputs']}"
+    executed = built_site.parent / "jupyter_execute" / f"{page}.ipynb"
+    cells = [c for c in json.loads(executed.read_text())["cells"] if c["cell_type"] == "code"]
+    want_inputs = want_outputs = 0
+    for cell in cells:
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        if "remove-cell" in tags:
+            continue
+        want_inputs += "remove-input" not in tags
+        outputs = [o for o in cell.get("outputs", [])
+                   if not (o["output_type"] == "stream" and f"remove-{o['name']}" in tags)]
+        want_outputs += bool(outputs) and "remove-output" not in tags
+    assert len(data["inputs"]) == want_inputs, "rendered code cells vs the executed notebook's"
+    assert len(data["outputs"]) == want_outputs, "rendered outputs vs the executed notebook's"
+    assert all(data["inputs"]), f"code cells not visible (in page order): {data['inputs']}"
+    assert all(data["outputs"]), f"outputs not visible or empty (in page order): {data['outputs']}"
 
 
 @pytest.mark.parametrize("page", PAGES)
