@@ -68,19 +68,25 @@ def add_studio_lab_button(app: Sphinx, pagename: str, templatename: str,
     })
 
 
-def offer_paired_notebook(app: Sphinx, pagename: str, templatename: str,
-                          context: dict[str, Any], doctree) -> None:
-    if not context.get("ipynb_source"):
+def offer_paired_notebooks(app: Sphinx, exception: Exception | None) -> None:
+    """Put each page's paired notebook where the download button points.
+
+    Runs when the build ends, for every page (not only the pages rewritten by
+    this build), so that a notebook refreshed without a change to its .md is
+    still the one offered."""
+    if exception is not None or app.builder.format != "html":
         return
-    paired = Path(app.srcdir) / f"{pagename}.ipynb"
-    if paired.is_file():
-        target = Path(app.outdir) / "_sources" / context["ipynb_source"]
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(paired, target)
+    sources = Path(app.outdir) / "_sources"
+    for docname in sorted(app.env.found_docs):
+        paired = Path(app.srcdir) / f"{docname}.ipynb"
+        target = sources / f"{docname}.ipynb"
+        # The theme writes target (from the executed notebook) on notebook pages.
+        if paired.is_file() and target.is_file():
+            shutil.copyfile(paired, target)
 
 
 def setup(app: Sphinx) -> dict:
     # The theme fills header_buttons at priority 501; run after it.
     app.connect("html-page-context", add_studio_lab_button, priority=600)
-    app.connect("html-page-context", offer_paired_notebook, priority=600)
+    app.connect("build-finished", offer_paired_notebooks)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
