@@ -133,6 +133,8 @@ def browser():
 def visit(browser, site_url):
     """visit(page) -> the Visit of that toc page (each page is loaded once)."""
     visits: dict[str, Visit] = {}
+    for old in SCREENSHOTS.glob("*.png"):  # keep only this run's pages
+        old.unlink()
 
     def get(page: str) -> Visit:
         if page not in visits:
