@@ -1,12 +1,13 @@
 """The website builds strictly: zero warnings, no failing cell."""
 import re
+import sys
 from pathlib import Path
-
-import yaml
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+from booksite import toc_pages  # noqa: E402  (one reader of _toc.yml)
 
 pytestmark = pytest.mark.slow
 
@@ -29,22 +30,14 @@ def test_build_has_no_warnings(site_build):
     assert warnings == []
 
 
-def _toc_files():
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-    for part in [toc] + toc.get("parts", []):
-        files += [entry["file"] for entry in part.get("chapters", [])]
-    return files
-
-
 def test_every_chapter_is_in_the_toc():
     # only_build_toc_files would silently drop a chapter missing from _toc.yml.
     chapters = {f"chapters/{p.stem}" for p in (ROOT / "chapters").glob("*.md")
                 if not p.name.startswith("_")}
-    assert chapters == set(_toc_files())
+    assert chapters == set(toc_pages())
 
 
 def test_every_toc_entry_has_a_page(built_site):
-    missing = [f for f in _toc_files() if not (built_site / f"{f}.html").is_file()]
+    missing = [f for f in toc_pages() if not (built_site / f"{f}.html").is_file()]
     assert missing == []
     assert (built_site / "index.html").is_file()
