@@ -78,3 +78,20 @@ def test_no_markdown_cell_loads_an_image_by_relative_path(page):
                     relative.append(f"cell {index}: {target}")
     assert relative == [], "draw figures by code (a remove-input cell) so they load in Colab"
 
+
+
+GITHUB_ADDRESS = re.compile(
+    r"https://(?:github\.com|raw\.githubusercontent\.com)/([\w.-]+)/([\w.-]+?)(?:\.git)?[/@]([\w.-]+)")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_repository_address_in_a_notebook_is_the_configured_one(page):
+    # A cell that fetches from the repository (the install cell, a script
+    # downloaded beside the notebook in Colab) must follow _config.yml too.
+    repo = repository()
+    wrong = []
+    for index, cell in enumerate(_notebook(page)["cells"]):
+        for owner, name, ref in GITHUB_ADDRESS.findall(_source(cell)):
+            if (owner, name) != (repo.owner, repo.name) or ref not in (repo.branch, "blob", "tree"):
+                wrong.append(f"cell {index}: {owner}/{name} at {ref}")
+    assert wrong == [], f"expected {repo.owner}/{repo.name} at {repo.branch}"
