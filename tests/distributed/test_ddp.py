@@ -9,16 +9,13 @@ TOLERANCE is the stated bound; on the CPU they usually agree to the last bit.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 import torch
+
+import d2lgpu.launch
+from d2lgpu.launch import Run, port_is_free, processes_left
 
 pytestmark = pytest.mark.slow
 
@@ -29,78 +26,35 @@ LOSS_RTOL = 1e-5  # relative, on every step's loss
 BOUND = 60  # seconds within which every launch must end (they take ~3-8 s)
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def port_is_free(port: int) -> bool:
-    with socket.socket() as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
-
-
-def group_alive(pid: int) -> bool:
+def launch(out: Path, *args: str, nproc: int | None = 2, gloo_only: bool = True) -> Run:
+    """Run the script (torchrun with nproc processes, or plainly if None), within BOUND."""
+    env = {"CUDA_VISIBLE_DEVICES": ""} if gloo_only else {}  # the same Gloo/CPU path anywhere
     try:
-        os.killpg(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+        run = d2lgpu.launch.launch(SCRIPT, "--out", out, *args, nproc=nproc, timeout=BOUND,
+                                   env=env, cwd=out.parent, check=False)
+    except TimeoutError as err:
+        pytest.fail(str(err))
+    assert not processes_left(run.pid), "processes of the run outlived it"
+    return run
 
 
-def launch(out: Path, *args: str, nproc: int | None = 2, gloo_only: bool = True):
-    """Run the script (torchrun with nproc processes, or plainly if None).
-
-    Returns (completed process, port, seconds). Stops the whole process group
-    if it outlives BOUND, and then fails the test.
-    """
-    port = free_port()
-    if nproc is None:
-        command = [sys.executable, str(SCRIPT)]
-    else:
-        command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1",
-                   f"--nproc-per-node={nproc}", "--max-restarts=0",
-                   "--rdzv-backend=c10d", f"--rdzv-endpoint=127.0.0.1:{port}", str(SCRIPT)]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    if gloo_only:
-        env["CUDA_VISIBLE_DEVICES"] = ""  # the same Gloo/CPU path on any machine
-    start = time.perf_counter()
-    proc = subprocess.Popen([*command, "--out", str(out), *args], cwd=out.parent,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env, start_new_session=True)
-    try:
-        stdout, stderr = proc.communicate(timeout=BOUND)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        pytest.fail(f"{' '.join(command)} did not end within {BOUND} s")
-    seconds = time.perf_counter() - start
-    assert not group_alive(proc.pid), "processes of the run outlived it"
-    result = subprocess.CompletedProcess(command, proc.returncode, stdout, stderr)
-    return result, port, seconds
-
-
-def check_ok(result: subprocess.CompletedProcess) -> None:
-    assert result.returncode == 0, f"exit code {result.returncode}:\n{result.stderr[-3000:]}"
+def check_ok(run: Run) -> None:
+    assert run.returncode == 0, f"exit code {run.returncode}:\n{run.stderr[-3000:]}"
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """The DDP run (2 Gloo processes) and the single-process reference."""
     tmp = tmp_path_factory.mktemp("ddp")
-    ddp, ddp_port, _ = launch(tmp / "ddp.json", nproc=2)
-    single, _, _ = launch(tmp / "single.json", nproc=None)
+    ddp = launch(tmp / "ddp.json", nproc=2)
+    single = launch(tmp / "single.json", nproc=None)
     check_ok(ddp)
     check_ok(single)
     return {
         "ddp": json.loads((tmp / "ddp.json").read_text()),
         "single": json.loads((tmp / "single.json").read_text()),
         "ddp_stdout": ddp.stdout,
-        "ddp_port": ddp_port,
+        "ddp_port": ddp.port,
     }
 
 
@@ -143,26 +97,27 @@ def test_only_rank0_logs_and_replicas_agree(runs):
 
 def test_failed_rank_fails_fast(tmp_path):
     out = tmp_path / "failed.json"
-    result, port, seconds = launch(out, "--fail-rank", "1", nproc=2)
-    assert result.returncode != 0
-    assert seconds < 30, f"the failed run took {seconds:.1f} s"
-    reports = [line for line in result.stderr.splitlines() if line.startswith("[rank ")]
-    assert reports and reports[0] == "[rank 1] RuntimeError: rank 1 stops on purpose (--fail-rank 1)"
+    run = launch(out, "--fail-rank", "1", nproc=2)
+    assert run.returncode != 0
+    assert run.seconds < 30, f"the failed run took {run.seconds:.1f} s"
+    assert run.first_failure() == "[rank 1] RuntimeError: rank 1 stops on purpose (--fail-rank 1)"
+    with pytest.raises(RuntimeError, match=r"failed \(exit code 1\)\. First failure: \[rank 1\]"):
+        run.check()
     assert not out.exists(), "no rank may save a result after a failure"
-    assert port_is_free(port)
+    assert port_is_free(run.port)
 
 
 def test_uneven_split_is_refused(tmp_path):
-    result, _, _ = launch(tmp_path / "x.json", "--batch-size", "30", nproc=None)
-    assert result.returncode != 0
-    assert "[rank 0] ValueError: --batch-size 30 must split evenly" in result.stderr
+    run = launch(tmp_path / "x.json", "--batch-size", "30", nproc=None)
+    assert run.returncode != 0
+    assert "[rank 0] ValueError: --batch-size 30 must split evenly" in run.stderr
 
 
 @pytest.mark.multi_gpu
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two or more CUDA GPUs")
 def test_nccl_run_equals_single_process(tmp_path):
-    ddp, _, _ = launch(tmp_path / "ddp.json", nproc=2, gloo_only=False)
-    single, _, _ = launch(tmp_path / "single.json", nproc=None, gloo_only=False)
+    ddp = launch(tmp_path / "ddp.json", nproc=2, gloo_only=False)
+    single = launch(tmp_path / "single.json", nproc=None, gloo_only=False)
     check_ok(ddp)
     check_ok(single)
     ddp, single = (json.loads((tmp_path / f"{name}.json").read_text()) for name in ("ddp", "single"))
