@@ -39,7 +39,7 @@ def compare(name, stmt, fn, args, rounds=5):
     print(f"{name}: d2lgpu {d2lgpu.format_time(statistics.median(ours))}, "
           f"torch.utils.benchmark {d2lgpu.format_time(statistics.median(theirs))}; "
           f"ratio of medians per round " + ", ".join(f"{r:.3f}" for r in ratios))
-    # The unit test's method: same number of calls per ~2 ms block,
+    # Robust to a busy machine: same number of calls per ~2 ms block,
     # alternating, fastest block of each.
     timer = tbench.Timer(stmt, globals=env, num_threads=torch.get_num_threads())
     best_ours, best_theirs = [], []
