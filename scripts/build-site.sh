@@ -10,5 +10,12 @@ bash scripts/fetch_mathjax.sh
 # Chapters whose .md and .ipynb agree are shown with the notebook's stored
 # outputs (which nbval checks are current); any other chapter is executed.
 .venv/bin/python scripts/notebooks.py seed-cache
+# Sphinx rebuilds pages when a source or _config.yml changes, but not when
+# the code of our own extensions (_ext/) does: then start the HTML afresh.
+ext_hash="$(cat _ext/*.py | sha256sum | cut -d' ' -f1)"
+if [ "$(cat _build/.ext.sha256 2>/dev/null)" != "$ext_hash" ]; then
+  rm -rf _build/html _build/.doctrees
+  mkdir -p _build && echo "$ext_hash" > _build/.ext.sha256
+fi
 .venv/bin/jupyter-book build -W -n --keep-going .
 echo "site: open $root/_build/html/index.html"
