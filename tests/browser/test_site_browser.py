@@ -218,7 +218,7 @@ def test_launch_buttons_have_the_configured_addresses(visit, page, repo, colab_b
     # A reader opens the rocket menu: both entries show, with their names.
     v.page.click(".dropdown-launch-buttons button.dropdown-toggle")
     menu = v.page.locator(".dropdown-launch-buttons .dropdown-menu")
-    menu.wait_for(state="visible", timeout=5_000)
+    menu.wait_for(state="visible", timeout=15_000)  # generous: CI may be busy
     assert [t.strip() for t in menu.locator("a").all_inner_texts()] == ["Colab", "Studio Lab"]
     v.page.screenshot(path=str(SCREENSHOTS / f"{page.replace('/', '__')}__launch-menu.png"),
                       clip={"x": 640, "y": 0, "width": 640, "height": 300})
