@@ -50,7 +50,7 @@ def make_data(num_train: int = 1024, noise: float = 0.01, seed: int = 0) -> Tens
 
 
 def make_model(seed: int = 0) -> nn.Linear:
-    """The trainer chapter's model: one linear layer, weights N(0, 0.01), bias 0."""
+    """One linear layer, as in LinearRegression; seeded start: weights with std 0.01, bias 0."""
     gen = torch.Generator().manual_seed(seed)
     net = nn.Linear(len(TRUE_W), 1)
     with torch.no_grad():
