@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# nbval over chapters/ under PyTorch's CUDA build with no GPU visible: what
+# `pip install torch` gives on Linux and what a Colab CPU runtime has. The
+# stored outputs (recorded with the CPU-only build) must hold there too.
+#
+# Creates .venv-cuda/ (git-ignored) the first time, with requirements.txt but
+# torch 2.14.1 (the CUDA build, ~5.5 GB with its nvidia-* wheels), then runs
+#   CUDA_VISIBLE_DEVICES= pytest --nbval ... chapters/
+# with tests/sanitize.cfg. Extra arguments go to pytest (e.g. chapters/devices.ipynb).
+# Not part of scripts/test.sh: installing takes minutes, the run about as long
+# as the nbval part of the main test command.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+venv="$root/.venv-cuda"
+torch_version="${CUDA_TORCH_VERSION:-2.14.1}"
+python="${PYTHON:-python3.11}"
+command -v "$python" >/dev/null 2>&1 || python=python3
+stamp="$venv/.requirements.sha256"
+want="$( (cat requirements.txt pyproject.toml; echo "$torch_version") | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+  reqs="$venv/requirements-cuda.txt"
+  sed "s/^torch==.*/torch==$torch_version/" requirements.txt > "$reqs"
+  grep -q "^torch==$torch_version\$" "$reqs" || { echo "test-cuda-build: no torch pin in requirements.txt" >&2; exit 1; }
+  echo "test-cuda-build: installing requirements.txt with torch==$torch_version into $venv"
+  start=$(date +%s)
+  if ! "$venv/bin/python" -m pip install --disable-pip-version-check -r "$reqs" >"$venv/pip-install.log" 2>&1; then
+    tail -n 30 "$venv/pip-install.log" >&2
+    echo "test-cuda-build: pip install failed; full log in $venv/pip-install.log" >&2
+    exit 1
+  fi
+  echo "test-cuda-build: installed in $(( $(date +%s) - start )) s"
+  echo "$want" > "$stamp"
+fi
+# The CUDA build is what is being tested: refuse to report on anything else.
+CUDA_VISIBLE_DEVICES= "$venv/bin/python" - <<'PY'
+import torch
+assert torch.version.cuda, f"torch {torch.__version__} is not a CUDA build"
+assert not torch.cuda.is_available(), "a GPU is visible; this script tests the no-GPU case"
+print(f"test-cuda-build: torch {torch.__version__} (CUDA {torch.version.cuda}), no GPU visible")
+PY
+[ $# -gt 0 ] || set -- chapters
+start=$(date +%s)
+set +e
+CUDA_VISIBLE_DEVICES= "$venv/bin/python" -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile \
+  --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg \
+  -p no:cacheprovider -q "$@"
+rc=$?
+echo "test-cuda-build: nbval ran in $(( $(date +%s) - start )) s (exit $rc)"
+exit $rc
