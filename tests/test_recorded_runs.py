@@ -1,0 +1,247 @@
+"""The recorded GPU runs (runs/<machine>/) against the stored chapter notebooks.
+
+Without a GPU this proves that what nbval compares is hardware-neutral: every
+stored output that nbval would check must equal, under nbval's own comparison
+and tests/sanitize.cfg, what the same cell printed on the recorded GPU machine.
+Cells whose source changed since the recording are skipped and counted.
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+import importlib.util
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbval import plugin as nbval_plugin
+
+ROOT = Path(__file__).resolve().parent.parent
+SANITIZE_CFG = ROOT / "tests" / "sanitize.cfg"
+
+
+def _load_runs_module():
+    spec = importlib.util.spec_from_file_location("d2lgpu_runs", ROOT / "scripts" / "runs.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("d2lgpu_runs", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+runs_module = _load_runs_module()
+RUNS = runs_module.runs()
+CHAPTER_NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
+
+
+class NbvalComparison:
+    """nbval's own output comparison (IPyNbCell.compare_outputs), outside a kernel.
+
+    The comparison is nbval's, unchanged (only its failure message is
+    formatted here, without pytest's assertion hook); only what they read from their pytest
+    item and its parent file is given here: the keys nbval skips (as
+    IPyNbFile.__init__ sets them without --nbdime, so PNG data is not
+    compared) and the sanitize patterns read from the file as nbval reads it.
+    """
+    compare_outputs = nbval_plugin.IPyNbCell.compare_outputs
+    sanitize = nbval_plugin.IPyNbCell.sanitize
+
+    class _Parent:
+        skip_compare = ('metadata', 'traceback', 'prompt_number', 'output_type', 'name',
+                        'execution_count', 'application/vnd.jupyter.widget-view+json',
+                        'image/png', 'image/jpeg')
+
+    def __init__(self, sanitize_file: Path = SANITIZE_CFG):
+        self.parent = self._Parent()
+        self.parent.sanitize_patterns = dict(
+            nbval_plugin.get_sanitize_patterns(sanitize_file.read_text()))
+        self.colors = nbval_plugin.nocolors
+        self.comparison_traceback = []
+
+    def format_output_compare(self, key, left, right):
+        # nbval's own asks pytest's assertion hook; a plain diff says the same.
+        left, right = (nbval_plugin._trim_base64(v) if isinstance(v, str) else v
+                       for v in (left, right))
+        self.comparison_traceback.append(f" mismatch {key!r} (- stored, + recorded)")
+        self.comparison_traceback.extend(difflib.ndiff(
+            str(left).splitlines(), str(right).splitlines()))
+
+    def differs(self, stored_outputs, recorded_outputs) -> str | None:
+        """None when nbval would accept recorded_outputs for stored ones, else why not."""
+        # As IPyNbCell.runtest: both sides' streams are coalesced (in place, so copies).
+        ref = nbval_plugin.coalesce_streams(copy.deepcopy(stored_outputs))
+        test = nbval_plugin.coalesce_streams(copy.deepcopy(recorded_outputs))
+        if self.compare_outputs(test, ref):
+            return None
+        lines = self.comparison_traceback
+        if len(lines) > 25:  # long tables: the first differing lines say enough
+            lines = lines[:25] + [f"  ... {len(lines) - 25} more diff lines"]
+        return "\n".join(lines)
+
+
+def test_nbval_skip_keys_are_nbvals_own():
+    # The skipped keys above are copied from IPyNbFile.__init__; fail if nbval changes them.
+    source = Path(nbval_plugin.__file__).read_text()
+    for key in NbvalComparison._Parent.skip_compare:
+        assert f"'{key}'" in source
+
+
+def nbval_options(cell) -> dict:
+    """The options nbval derives from a cell's tags and comment markers."""
+    options = dict(nbval_plugin.find_metadata_tags(cell.metadata))
+    options.update(dict(nbval_plugin.find_comment_markers(cell.source)))
+    return options
+
+
+def neutrality_failures(chapter_nb, recorded_nb, comparison: NbvalComparison):
+    """(failures, compared, skipped_changed, not_recorded) for one chapter and run.
+
+    A failure is (cell number as nbval counts it, reason).
+    """
+    chapter_cells = runs_module.code_cells(chapter_nb)
+    recorded_cells = runs_module.code_cells(recorded_nb)
+    matches = runs_module.align([c.source for c in chapter_cells],
+                                [c.source for c in recorded_cells])
+    failures, compared, changed, unrecorded = [], 0, [], []
+    for index, cell in enumerate(chapter_cells):
+        options = nbval_options(cell)
+        if options.get("skip") or options.get("check") is False:
+            continue  # nbval-skip / nbval-ignore-output: nbval compares nothing
+        if cell.execution_count is None:
+            continue  # nbval does not compare an unrun reference cell
+        match = matches.get(index)
+        if match is None:
+            unrecorded.append(index)
+            continue
+        if not match.current:
+            changed.append(index)
+            continue
+        recorded = recorded_cells[match.recorded]
+        compared += 1
+        errors = [o for o in recorded.outputs if o.output_type == "error"]
+        if errors and not options.get("check_exception"):
+            failures.append((index, f"raised {errors[0].ename} on the recorded machine, "
+                                    "and the cell is not tagged raises-exception"))
+            continue
+        why = comparison.differs(cell.outputs, recorded.outputs)
+        if why is not None:
+            failures.append((index, why))
+    return failures, compared, changed, unrecorded
+
+
+@pytest.mark.parametrize("run", RUNS, ids=[r.machine for r in RUNS])
+@pytest.mark.parametrize("chapter", CHAPTER_NOTEBOOKS, ids=[p.stem for p in CHAPTER_NOTEBOOKS])
+def test_stored_outputs_hold_on_the_recorded_machine(chapter, run, record_property):
+    """nbval's comparison of each stored notebook against the recorded run passes."""
+    recorded = run.notebooks.get(chapter.stem)
+    if recorded is None:
+        pytest.skip(f"{run.machine} has no recording of {chapter.stem}")
+    nb = nbformat.read(chapter, as_version=4)
+    failures, compared, changed, unrecorded = neutrality_failures(
+        nb, recorded, NbvalComparison())
+    record_property("compared", compared)
+    record_property("skipped_changed_source", changed)
+    print(f"{chapter.stem} vs {run.machine}: {compared} cells compared, "
+          f"{len(changed)} skipped (source changed since the recording: {changed}), "
+          f"{len(unrecorded)} with no recorded cell {unrecorded}")
+    assert not failures, (
+        f"{len(failures)} cell(s) of {chapter.name} (numbered as nbval numbers them) print "
+        f"something else on {run.meta['label']} (recorded {run.meta['date']}):\n"
+        + "\n\n".join(f"Cell {i}: {why}" for i, why in failures))
+
+
+def test_a_recording_exists():
+    assert RUNS, "runs/ holds no recorded run (runs/<machine>/run.json)"
+
+
+@pytest.mark.parametrize("run", RUNS, ids=[r.machine for r in RUNS])
+def test_recording_is_well_formed(run):
+    """run.json complete, every notebook a chapter's, executed, errors only where tagged."""
+    assert runs_module.check_run(run) == []
+
+
+def test_hardware_cells_with_a_current_recording(capsys):
+    """Report how many `hardware` cells each chapter has and how many are recorded."""
+    report = runs_module.hardware_report(recorded=RUNS)
+    assert set(report) == {p.stem for p in CHAPTER_NOTEBOOKS}
+    for chapter, entry in report.items():
+        for machine, counts in entry["machines"].items():
+            assert 0 <= counts["current"] + counts["stale"] <= entry["hardware"], (chapter, machine)
+    with capsys.disabled():
+        print("\nhardware cells with a current recording (current/stale per machine):")
+        print(runs_module.format_report(report))
+
+
+def test_alignment_pairs_changed_cells_and_skips_new_ones():
+    chapter = ["a = 1", "b = 2  \n", "print(c + 1)", "new()", "d = 4"]
+    recorded = ["a = 1", "b = 2", "print(c)", "d = 4"]
+    matches = runs_module.align(chapter, recorded)
+    assert matches[0] == runs_module.Match(0, True)
+    assert matches[1] == runs_module.Match(1, True)   # trailing whitespace ignored
+    assert matches[2] == runs_module.Match(2, False)  # changed: paired, not current
+    assert 3 not in matches                           # new: no recording
+    assert matches[4] == runs_module.Match(3, True)
+
+
+def _stream(text, name="stdout"):
+    return nbformat.v4.new_output("stream", name=name, text=text)
+
+
+def test_comparison_uses_the_sanitizer_and_catches_real_changes():
+    compare = NbvalComparison()
+    assert compare.differs([_stream("took 3.2 ms\n")], [_stream("took 41 us\n")]) is None
+    # Split streams are coalesced, as nbval does.
+    assert compare.differs([_stream("a\nb\n")], [_stream("a\n"), _stream("b\n")]) is None
+    assert compare.differs([_stream("cpu\n")], [_stream("cuda:0\n")]) is not None
+    error = nbformat.v4.new_output("error", ename="RuntimeError", evalue="boom", traceback=[])
+    assert compare.differs([error], [_stream("fine\n")]) is not None
+
+
+def test_neutrality_check_flags_an_untagged_error_and_skips_changed_cells():
+    def nb(cells):
+        book = nbformat.v4.new_notebook()
+        for source, outputs, tags in cells:
+            cell = nbformat.v4.new_code_cell(source, execution_count=1, outputs=outputs)
+            cell.metadata["tags"] = tags
+            book.cells.append(cell)
+        return book
+
+    error = nbformat.v4.new_output("error", ename="AcceleratorError", evalue="x", traceback=[])
+    stored = nb([("x()", [_stream("ok\n")], []), ("y()", [_stream("1\n")], []),
+                 ("z()", [_stream("cpu\n")], ["nbval-ignore-output"])])
+    recorded = nb([("x()", [error], []), ("y(0)", [_stream("2\n")], []),
+                   ("z()", [_stream("cuda\n")], ["nbval-ignore-output"])])
+    failures, compared, changed, unrecorded = neutrality_failures(
+        stored, recorded, NbvalComparison())
+    assert [i for i, _ in failures] == [0] and "AcceleratorError" in failures[0][1]
+    assert (compared, changed, unrecorded) == (1, [1], [])
+
+
+@pytest.mark.parametrize("stored, recorded, same", [
+    # [runs-tflops]: the unit follows the magnitude.
+    ("peak: 52.3 TFLOP/s\n", "peak: 880.1 GFLOP/s\n", True),
+    ("peak: 52.3 TFLOP/s\n", "peak: 52.3 TFLOP/s at n = 4\n", False),
+    # [runs-benchmark-device]: only the device after "of <BLOCKS>, ".
+    ("x: 3 ms ± 1 ms (median ± IQR/2 of 5 blocks of 10 calls, cpu)\n",
+     "x: 9 us ± 1 us (median ± IQR/2 of 7 blocks of 1 call, cuda:0)\n", True),
+    ("on cpu\n", "on cuda:0\n", False),
+    # [runs-share-of-peak]
+    ("  51% of the H100 SXM FP32 peak (67 TFLOP/s)\n",
+     "  79% of the H100 SXM FP32 peak (67 TFLOP/s)\n", True),
+    ("  51% of the H100 SXM FP32 peak\n", "  51% of the A100 FP32 peak\n", False),
+])
+def test_sanitizer_rules_of_recorded_runs(stored, recorded, same):
+    assert (NbvalComparison().differs([_stream(stored)], [_stream(recorded)]) is None) == same
+
+
+def test_sanitizer_makes_device_mismatch_errors_agree_but_not_their_types():
+    def error(ename, evalue):
+        return nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[])
+    gpu = ("RuntimeError", "Expected all tensors to be on the same device, but found "
+                           "at least two devices, cuda:0 and cpu!")
+    meta = ("RuntimeError", "Tensor on device meta is not on the expected device cpu!")
+    assert NbvalComparison().differs([error(*meta)], [error(*gpu)]) is None
+    assert NbvalComparison().differs([error("AssertionError", meta[1])], [error(*gpu)])
+    assert NbvalComparison().differs([error("RuntimeError", "CUDA out of memory")],
+                                     [error(*gpu)])
