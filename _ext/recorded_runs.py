@@ -1,0 +1,221 @@
+"""Show recorded GPU runs (runs/<machine>/) under every `hardware` code cell.
+
+Under each code cell tagged ``hardware``, the cell's outputs go into a
+sphinx-design tab set: "CPU (this build)" holds what the build shows (the
+stored outputs), then one tab per recorded machine, labelled with the
+machine, its PyTorch version and the date, holds that machine's outputs of
+the same cell (text, errors, PNG plots written into the build with alt text).
+
+A recorded cell is current when its source equals the chapter cell's (trailing
+whitespace aside). Otherwise the recorded notebook's code cells are aligned
+with the chapter's (difflib over the sources, scripts/runs.py): a cell paired
+with a changed one is still shown, in a tab marked "earlier version", with a
+line saying it was recorded with an earlier version of the cell (at which
+commit) and the source it had then. A cell with no recording on any machine
+gets one line saying so and no tabs.
+
+Every tab's content prints (print CSS below): paper has no tabs to click.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import sys
+from base64 import b64decode
+from pathlib import Path
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.transforms import SphinxTransform
+from sphinx.util import logging
+
+LOGGER = logging.getLogger(__name__)
+BUILD_TAB = "CPU (this build)"
+CSS_FILE = "recorded_runs.css"
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# Print every tab, label above content: paper has no tabs to click.
+CSS = """\
+.recorded-runs-none { font-size: 0.85em; font-style: italic; margin: 0.25em 0 1em; }
+.recorded-run-stale-note { font-size: 0.85em; font-style: italic; }
+.recorded-output pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+.recorded-output img { max-width: 100%; height: auto; }
+@media print {
+  .sd-tab-set.recorded-runs { display: block; }
+  .sd-tab-set.recorded-runs > label { display: block; border: none; padding: 0.25em 0; }
+  .sd-tab-set.recorded-runs > .sd-tab-content { display: block !important; box-shadow: none; }
+}
+"""
+
+
+def _runs_module(srcdir: Path):
+    """scripts/runs.py of the book being built (plain Python, no Sphinx)."""
+    path = srcdir / "scripts" / "runs.py"
+    spec = importlib.util.spec_from_file_location("d2lgpu_runs", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("d2lgpu_runs", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _literal(text: str, classes: list[str], language: str = "none") -> nodes.literal_block:
+    text = ANSI.sub("", text).rstrip("\n")
+    node = nodes.literal_block(text, text, classes=classes)
+    node["language"] = language
+    return node
+
+
+def _component(name: str, classes: list[str], children=(), **attributes) -> nodes.container:
+    """A sphinx-design component node, as sphinx_design.shared.create_component makes it."""
+    node = nodes.container("", is_div=True, design_component=name, classes=classes, **attributes)
+    node.extend(children)
+    return node
+
+
+class RecordedRunsTransform(SphinxTransform):
+    """Wrap each `hardware` cell's outputs in tabs with the recorded runs' outputs."""
+
+    default_priority = 500
+
+    def apply(self, **kwargs) -> None:
+        runs = getattr(self.app, "recorded_runs", None)
+        docname = self.env.docname
+        if runs is None or not docname.startswith("chapters/"):
+            return
+        chapter = docname.split("/", 1)[1]
+        cells = [n for n in self.document.findall(nodes.container)
+                 if n.get("nb_element") == "cell_code"]
+        sources = [self._source(cell) for cell in cells]
+        # Align only the cells the page shows with their source.
+        shown = [i for i, s in enumerate(sources) if s is not None]
+        matches = {}
+        for run in runs:
+            nb = run.notebooks.get(chapter)
+            if nb is None:
+                continue
+            self.env.note_dependency(str(run.folder / f"{chapter}.ipynb"))
+            self.env.note_dependency(str(run.folder / "run.json"))
+            aligned = run.match(chapter, [sources[i] for i in shown])
+            matches[run.machine] = {shown[k]: m for k, m in aligned.items()}
+        for index, cell in enumerate(cells):
+            if self.module.HARDWARE_TAG in cell.get("cell_metadata", {}).get("tags", []):
+                self._add_tabs(chapter, index, cell, runs, matches)
+
+    @property
+    def module(self):
+        return self.app.recorded_runs_module
+
+    @staticmethod
+    def _source(cell: nodes.container) -> str | None:
+        for child in cell.children:
+            if isinstance(child, nodes.container) and child.get("nb_element") == "cell_code_source":
+                return child.astext()
+        return None
+
+    def _add_tabs(self, chapter, index, cell, runs, matches) -> None:
+        output = next((c for c in cell.children if isinstance(c, nodes.container)
+                       and c.get("nb_element") == "cell_code_output"), None)
+        tabs = []
+        for run in runs:
+            match = matches.get(run.machine, {}).get(index)
+            if match is None:
+                continue
+            recorded = self.module.code_cells(run.notebooks[chapter])[match.recorded]
+            tabs.append(self._run_tab(chapter, index, cell, run, recorded, match.current))
+        if not tabs:
+            note = nodes.paragraph("", "", nodes.Text("Not yet recorded on a GPU."),
+                                   classes=["recorded-runs-none"])
+            cell.insert(cell.index(output) + 1 if output is not None else len(cell), note)
+            return
+        if output is not None:
+            position = cell.index(output)
+            cell.remove(output)
+            build_content = [output]
+        else:
+            position = len(cell)
+            build_content = [nodes.paragraph("", "", nodes.Text("(no output)"))]
+        build = self._tab(BUILD_TAB, build_content, ["recorded-run-build"], selected=True)
+        tab_set = _component("tab-set", ["sd-tab-set", "recorded-runs"], [build, *tabs])
+        cell.insert(position, tab_set)
+
+    @staticmethod
+    def _tab(label: str, content: list, classes: list[str], selected=False) -> nodes.container:
+        title = nodes.rubric(label, "", nodes.Text(label), classes=["sd-tab-label"])
+        body = _component("tab-content", ["sd-tab-content", *classes], content)
+        return _component("tab-item", ["sd-tab-item"], [title, body], selected=selected)
+
+    def _run_tab(self, chapter, index, cell, run, recorded, current) -> nodes.container:
+        content = []
+        label = run.tab_label
+        classes = ["recorded-run", f"recorded-run-{run.machine}"]
+        if not current:
+            label += " (earlier version)"
+            classes.append("recorded-run-stale")
+            note = (f"Recorded with an earlier version of this cell (commit "
+                    f"{run.meta['commit']}); it was then:")
+            content += [nodes.paragraph("", "", nodes.Text(note), classes=["recorded-run-stale-note"]),
+                        _literal(recorded.source, ["recorded-run-stale-source"], "ipython3")]
+        outputs = self._outputs(chapter, index, cell, run, recorded)
+        # Not "cell_output": that class is the build's own output (its count is tested).
+        content.append(nodes.container("", *outputs, classes=["recorded-output"])
+                       if outputs else nodes.paragraph("", "", nodes.Text("(no output)")))
+        return self._tab(label, content, classes)
+
+    def _outputs(self, chapter, index, cell, run, recorded) -> list[nodes.Node]:
+        found = []
+        for k, output in enumerate(recorded.get("outputs", [])):
+            kind = output.get("output_type")
+            if kind == "stream":
+                found.append(_literal(output.get("text", ""), ["output", "stream"]))
+            elif kind == "error":
+                text = "\n".join(output.get("traceback", [])) or \
+                    f"{output.get('ename')}: {output.get('evalue')}"
+                found.append(_literal(text, ["output", "traceback"]))
+            elif kind in ("display_data", "execute_result"):
+                data = output.get("data", {})
+                if "image/png" in data:
+                    found.append(self._image(chapter, index, k, cell, run, data["image/png"]))
+                elif "text/plain" in data:
+                    found.append(_literal(data["text/plain"], ["output", "text_plain"]))
+        return found
+
+    def _image(self, chapter, index, k, cell, run, png: str) -> nodes.image:
+        blob = b64decode(png)
+        name = f"{chapter}-{index}-{k}-{hashlib.sha1(blob).hexdigest()[:10]}.png"
+        path = Path(self.app.recorded_runs_images) / run.machine / name
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(blob)
+        alt = (cell.get("cell_metadata", {}).get("mystnb", {}).get("image", {}).get("alt")
+               or "Plot made by this cell")
+        alt = f"{alt.rstrip('.')}, as recorded on {run.meta['label']} (PyTorch {run.meta['torch']}, {run.meta['date']})"
+        uri = "/" + os.path.relpath(path, self.app.srcdir)
+        return nodes.image(uri=uri, alt=alt)
+
+
+def load_runs(app: Sphinx) -> None:
+    srcdir = Path(app.srcdir)
+    app.recorded_runs_module = _runs_module(srcdir)
+    app.recorded_runs = app.recorded_runs_module.runs(srcdir / "runs")
+    app.recorded_runs_images = str(Path(app.outdir).parent / "recorded_runs")
+    for run in app.recorded_runs:
+        problems = app.recorded_runs_module.check_run(run, srcdir / "chapters")
+        for problem in problems:
+            LOGGER.warning(f"recorded run: {problem}", type="recorded_runs")
+
+
+def write_css(app: Sphinx, exception) -> None:
+    if exception is None and app.builder.format == "html":
+        static = Path(app.outdir) / "_static"
+        static.mkdir(parents=True, exist_ok=True)
+        (static / CSS_FILE).write_text(CSS)
+
+
+def setup(app: Sphinx) -> dict:
+    app.setup_extension("sphinx_design")
+    app.connect("builder-inited", load_runs)
+    app.connect("build-finished", write_css)
+    app.add_transform(RecordedRunsTransform)
+    app.add_css_file(CSS_FILE)
+    return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}
