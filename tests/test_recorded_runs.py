@@ -161,16 +161,19 @@ def test_recording_is_well_formed(run):
     assert runs_module.check_run(run) == []
 
 
-def test_hardware_cells_with_a_current_recording(capsys):
-    """Report how many `hardware` cells each chapter has and how many are recorded."""
+def test_hardware_cells_with_a_current_recording():
+    """Report how many `hardware` cells each chapter has and how many are recorded.
+
+    The table is this test's output: `pytest -rA` (or -rP) prints it, also
+    under xdist.
+    """
     report = runs_module.hardware_report(recorded=RUNS)
     assert set(report) == {p.stem for p in CHAPTER_NOTEBOOKS}
     for chapter, entry in report.items():
         for machine, counts in entry["machines"].items():
             assert 0 <= counts["current"] + counts["stale"] <= entry["hardware"], (chapter, machine)
-    with capsys.disabled():
-        print("\nhardware cells with a current recording (current/stale per machine):")
-        print(runs_module.format_report(report))
+    print("hardware cells with a current recording (current/stale per machine):")
+    print(runs_module.format_report(report))
 
 
 def test_alignment_pairs_changed_cells_and_skips_new_ones():
