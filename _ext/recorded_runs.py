@@ -205,6 +205,21 @@ def load_runs(app: Sphinx) -> None:
             LOGGER.warning(f"recorded run: {problem}", type="recorded_runs")
 
 
+def _fingerprint(folder: Path) -> list:
+    """Names, sizes and times of every file under runs/: changes when a run does."""
+    return sorted((str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns)
+                  for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+
+
+def outdated_by_runs(app: Sphinx, env, added, changed, removed) -> list[str]:
+    """Re-read every chapter when a run is added, removed or re-recorded."""
+    fingerprint = _fingerprint(Path(app.srcdir) / "runs")
+    if getattr(env, "recorded_runs_fingerprint", None) == fingerprint:
+        return []
+    env.recorded_runs_fingerprint = fingerprint
+    return [doc for doc in env.found_docs if doc.startswith("chapters/")]
+
+
 def write_css(app: Sphinx, exception) -> None:
     if exception is None and app.builder.format == "html":
         static = Path(app.outdir) / "_static"
@@ -215,6 +230,7 @@ def write_css(app: Sphinx, exception) -> None:
 def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinx_design")
     app.connect("builder-inited", load_runs)
+    app.connect("env-get-outdated", outdated_by_runs)
     app.connect("build-finished", write_css)
     app.add_transform(RecordedRunsTransform)
     app.add_css_file(CSS_FILE)

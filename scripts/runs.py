@@ -214,13 +214,17 @@ def format_report(report: dict) -> str:
     return "\n".join(lines)
 
 
+def _check_machine_name(machine: str) -> None:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", machine):
+        raise SystemExit(f"runs: machine name {machine!r}: use letters, digits, '.', '_', '-'")
+
+
 def _write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS) -> Path:
     import nbformat
     missing = [k for k in RUN_KEYS if k not in meta]
     if missing:
         raise SystemExit(f"runs: run.json would lack {missing}")
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", machine):
-        raise SystemExit(f"runs: machine name {machine!r}: use letters, digits, '.', '_', '-'")
+    _check_machine_name(machine)
     folder = root / machine
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("*.ipynb"):
@@ -256,13 +260,25 @@ def _machine_facts() -> dict:
             "driver": driver}
 
 
-def record(machine: str, label: str | None, timeout: int = 600) -> int:
-    """Execute every chapter in a fresh kernel and store it as runs/<machine>/."""
+def record(machine: str, label: str | None, only: list[str] | None = None,
+           timeout: int = 600) -> int:
+    """Execute every chapter (or those named) in a fresh kernel; store runs/<machine>/."""
     import nbformat
     from nbclient import NotebookClient
+    _check_machine_name(machine)
+    kept = [p.name for p in (RUNS / machine).glob("*.ipynb") if only and p.stem not in only]
+    if kept:
+        raise SystemExit(f"record: runs/{machine}/ holds {kept}, recorded in another run; "
+                         "one folder holds one run: record every chapter, or use a new folder")
     facts = _machine_facts()
     notebooks, problems = {}, []
-    for path in sorted(CHAPTERS.glob("*.ipynb")):
+    paths = sorted(CHAPTERS.glob("*.ipynb"))
+    unknown = sorted(set(only or []) - {p.stem for p in paths})
+    if unknown:
+        raise SystemExit(f"record: no chapter named {unknown}")
+    for path in paths:
+        if only and path.stem not in only:
+            continue
         nb = nbformat.read(path, as_version=4)
         start = time.time()
         try:
@@ -306,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
     rec = sub.add_parser("record", help="execute every chapter here and store it")
     rec.add_argument("machine")
     rec.add_argument("--label", help="tab label (default: the first GPU's name)")
+    rec.add_argument("--chapter", action="append", dest="only", metavar="NAME",
+                     help="record only this chapter (repeatable; default: all)")
     sub.add_parser("report", help="hardware cells with a current recording, per chapter")
     args = parser.parse_args(argv)
     if args.command == "import":
@@ -322,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"import: wrote {folder.relative_to(ROOT)}/ ({len(notebooks)} notebooks)")
         return 1 if problems else 0
     if args.command == "record":
-        return record(args.machine, args.label)
+        return record(args.machine, args.label, args.only)
     print(format_report(hardware_report()))
     return 0
 
