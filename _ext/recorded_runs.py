@@ -43,7 +43,8 @@ CSS = """\
 .recorded-output img { max-width: 100%; height: auto; }
 @media print {
   .sd-tab-set.recorded-runs { display: block; }
-  .sd-tab-set.recorded-runs > label { display: block; border: none; padding: 0.25em 0; }
+  .sd-tab-set.recorded-runs > label { display: block; border: none !important; padding: 0.25em 0;
+                                      color: inherit !important; }
   .sd-tab-set.recorded-runs > .sd-tab-content { display: block !important; box-shadow: none; }
 }
 """
@@ -86,8 +87,9 @@ class RecordedRunsTransform(SphinxTransform):
         chapter = docname.split("/", 1)[1]
         cells = [n for n in self.document.findall(nodes.container)
                  if n.get("nb_element") == "cell_code"]
-        sources = [self._source(cell) for cell in cells]
-        # Align only the cells the page shows with their source.
+        stored = self._stored_sources(chapter)
+        sources = [self._source(cell, stored) for cell in cells]
+        # Align only the cells whose source is known.
         shown = [i for i, s in enumerate(sources) if s is not None]
         matches = {}
         for run in runs:
@@ -106,12 +108,22 @@ class RecordedRunsTransform(SphinxTransform):
     def module(self):
         return self.app.recorded_runs_module
 
+    def _stored_sources(self, chapter: str) -> dict[int, str]:
+        """Code-cell sources of the paired notebook, by cell index (for remove-input cells)."""
+        path = Path(self.app.srcdir) / "chapters" / f"{chapter}.ipynb"
+        if not path.is_file():
+            return {}
+        nb = self.module.read_notebook(path)
+        return {i: c["source"] for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"}
+
     @staticmethod
-    def _source(cell: nodes.container) -> str | None:
+    def _source(cell: nodes.container, stored: dict[int, str]) -> str | None:
+        """The cell's source as the page shows it, else the paired notebook's."""
         for child in cell.children:
             if isinstance(child, nodes.container) and child.get("nb_element") == "cell_code_source":
                 return child.astext()
-        return None
+        # remove-input: myst-nb numbers cells as the paired .ipynb does.
+        return stored.get(cell.get("cell_index"))
 
     def _add_tabs(self, chapter, index, cell, runs, matches) -> None:
         output = next((c for c in cell.children if isinstance(c, nodes.container)
@@ -187,7 +199,10 @@ class RecordedRunsTransform(SphinxTransform):
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(blob)
-        alt = (cell.get("cell_metadata", {}).get("mystnb", {}).get("image", {}).get("alt")
+        mystnb = cell.get("cell_metadata", {}).get("mystnb", {})
+        # The chapter's own alt text (or figure caption, markup removed) describes the plot.
+        alt = (mystnb.get("image", {}).get("alt")
+               or re.sub(r"[`*_]", "", mystnb.get("figure", {}).get("caption", ""))
                or "Plot made by this cell")
         alt = f"{alt.rstrip('.')}, as recorded on {run.meta['label']} (PyTorch {run.meta['torch']}, {run.meta['date']})"
         uri = "/" + os.path.relpath(path, self.app.srcdir)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 __all__ = [
     "ROOT", "RUNS", "CHAPTERS", "RUN_KEYS", "HARDWARE_TAG", "Run", "Match",
-    "normalise_source", "code_cells", "align", "runs", "read_run",
+    "normalise_source", "code_cells", "read_notebook", "align", "runs", "read_run",
     "strip_volatile", "check_run", "hardware_report",
 ]
 
@@ -112,7 +112,7 @@ class Run:
         return align(chapter_sources, [c["source"] for c in code_cells(nb)])
 
 
-def _read_notebook(path: Path):
+def read_notebook(path: Path):
     import nbformat
     return nbformat.read(path, as_version=4)
 
@@ -120,7 +120,7 @@ def _read_notebook(path: Path):
 def read_run(folder: Path) -> Run:
     """Read runs/<machine>/ (run.json and every *.ipynb)."""
     meta = json.loads((folder / "run.json").read_text())
-    notebooks = {p.stem: _read_notebook(p) for p in sorted(folder.glob("*.ipynb"))}
+    notebooks = {p.stem: read_notebook(p) for p in sorted(folder.glob("*.ipynb"))}
     return Run(folder.name, folder, meta, notebooks)
 
 
@@ -181,7 +181,7 @@ def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None
     recorded = runs() if recorded is None else recorded
     report = {}
     for ipynb in sorted(chapters.glob("*.ipynb")):
-        cells = code_cells(_read_notebook(ipynb))
+        cells = code_cells(read_notebook(ipynb))
         sources = [c["source"] for c in cells]
         hardware = [i for i, c in enumerate(cells)
                     if HARDWARE_TAG in c.get("metadata", {}).get("tags", [])]
