@@ -248,3 +248,23 @@ def test_sanitizer_makes_device_mismatch_errors_agree_but_not_their_types():
     assert NbvalComparison().differs([error("AssertionError", meta[1])], [error(*gpu)])
     assert NbvalComparison().differs([error("RuntimeError", "CUDA out of memory")],
                                      [error(*gpu)])
+
+
+def test_check_run_names_what_is_wrong(tmp_path):
+    """A run folder with gaps is reported, item by item, not silently accepted."""
+    folder = tmp_path / "broken-gpu"
+    folder.mkdir()
+    (folder / "run.json").write_text('{"label": "X", "gpus": ["A", "B"], "gpu_count": 1, '
+                                     '"date": "23.11.2026", "commit": "main"}')
+    book = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("gpu(9)", execution_count=None)
+    cell.outputs = [nbformat.v4.new_output("error", ename="RuntimeError", evalue="no", traceback=[])]
+    cell.metadata["execution"] = {"iopub.execute_input": "2026-11-23T08:00:00Z"}
+    book.cells.append(cell)
+    nbformat.write(book, folder / "nochapter.ipynb")
+    problems = "\n".join(runs_module.check_run(runs_module.read_run(folder)))
+    for expected in ["'torch' missing", "'driver' missing", "gpu_count 1 but 2 GPU names",
+                     "not YYYY-MM-DD", "'main' is not a hash", "no chapter chapters/nochapter.md",
+                     "code cell 0 was not executed", "raised RuntimeError but is not tagged",
+                     "volatile cell metadata 'execution'"]:
+        assert expected in problems
