@@ -268,3 +268,73 @@ def test_check_run_names_what_is_wrong(tmp_path):
                      "code cell 0 was not executed", "raised RuntimeError but is not tagged",
                      "volatile cell metadata 'execution'"]:
         assert expected in problems
+
+
+# --- the website's tabs (_ext/recorded_runs.py) on a small doctree, without a build ---
+
+def _ext():
+    spec = importlib.util.spec_from_file_location("recorded_runs_ext", ROOT / "_ext" / "recorded_runs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _page(cells):
+    """A doctree shaped as myst-nb makes it: (source, tags, stdout) per code cell."""
+    from docutils import nodes
+    from docutils.frontend import get_default_settings
+    from docutils.parsers.rst import Parser
+    from docutils.utils import new_document
+    document = new_document("chapters/toy.md", get_default_settings(Parser))
+    for index, (source, tags, stdout) in enumerate(cells):
+        cell = nodes.container(nb_element="cell_code", cell_index=index,
+                               cell_metadata={"tags": tags}, classes=["cell"])
+        cell += nodes.container("", nodes.literal_block(source, source),
+                                nb_element="cell_code_source", classes=["cell_input"])
+        cell += nodes.container("", nodes.literal_block(stdout, stdout),
+                                nb_element="cell_code_output", classes=["cell_output"])
+        document += cell
+    return document
+
+
+def test_site_tabs_current_stale_and_unrecorded(tmp_path):
+    from types import SimpleNamespace
+
+    from docutils import nodes
+    ext = _ext()
+    png = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+           "YPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
+    recorded = nbformat.v4.new_notebook()
+    for source, outputs in [("setup()", []),
+                            ("print(device)", [_stream("cuda:0\n")]),
+                            ("plot(old=True)", [nbformat.v4.new_output(
+                                "display_data", data={"image/png": png, "text/plain": "<Figure>"})])]:
+        recorded.cells.append(nbformat.v4.new_code_cell(source, execution_count=1, outputs=outputs))
+    meta = {"label": "Toy GPU", "torch": "9.9", "date": "2026-01-02", "commit": "abc1234"}
+    run = runs_module.Run("toy-gpu", tmp_path, meta, {"toy": recorded})
+    document = _page([("setup()", [], ""), ("print(device)", ["hardware"], "cpu\n"),
+                      ("plot(old=False)", ["hardware"], "<Figure>"),
+                      ("brand_new()", ["hardware"], "new\n")])
+    app = SimpleNamespace(recorded_runs=[run], recorded_runs_module=runs_module,
+                          recorded_runs_images=str(tmp_path / "images"), srcdir=str(tmp_path))
+    document.settings.env = SimpleNamespace(app=app, docname="chapters/toy",
+                                            note_dependency=lambda path: None)
+    ext.RecordedRunsTransform(document).apply()
+
+    cells = [n for n in document.findall(nodes.container) if n.get("nb_element") == "cell_code"]
+    assert not [n for n in cells[0].findall(nodes.container) if n.get("design_component")]
+
+    def tabs(cell):
+        items = [n for n in cell.findall(nodes.container) if n.get("design_component") == "tab-item"]
+        return [(item[0].astext(), item[1]) for item in items]
+
+    current = tabs(cells[1])
+    assert [label for label, _ in current] == ["CPU (this build)", "Toy GPU · PyTorch 9.9 · 2026-01-02"]
+    assert current[0][1].astext() == "cpu\n" and current[1][1].astext() == "cuda:0"
+    stale = tabs(cells[2])
+    assert stale[1][0].endswith("(earlier version)")
+    assert "earlier version of this cell (commit abc1234)" in stale[1][1].astext()
+    assert "plot(old=True)" in stale[1][1].astext()
+    image = next(stale[1][1].findall(nodes.image))
+    assert "Toy GPU" in image["alt"] and (tmp_path / "images" / "toy-gpu").is_dir()
+    assert tabs(cells[3]) == [] and "Not yet recorded on a GPU." in cells[3].astext()
