@@ -12,28 +12,30 @@
 # runs/MACHINE/run.json (commit, GPU names from torch, torch/CUDA/Python
 # versions, driver from nvidia-smi, date). Commit runs/MACHINE/ afterwards.
 #
-# Python: .venv/bin/python when there is one; otherwise the environment of
-# ../shared/gpu/check.sh (Python 3.12 with its own torch, the wheels of .gpu/
-# installed into /tmp/site, this checkout first on PYTHONPATH), set up here
-# the same way when .gpu/whl exists. Set PYTHON to use another interpreter.
+# Python: where .gpu/whl/ exists (../shared/gpu/fetch-wheels.sh), the
+# environment of ../shared/gpu/check.sh: the machine's python3 with its own
+# CUDA torch, the wheels of .gpu/ installed into /tmp/site, this checkout
+# first on PYTHONPATH. Otherwise .venv/bin/python, else python3. Set PYTHON
+# to choose another interpreter.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 if [ $# -lt 1 ] || [[ $1 == -* ]]; then
-  echo "usage: bash scripts/record-run.sh MACHINE [--label LABEL]" >&2
+  echo "usage: bash scripts/record-run.sh MACHINE [--label LABEL] [--chapter NAME ...]" >&2
   exit 2
 fi
 python="${PYTHON:-}"
-if [ -z "$python" ] && [ -x .venv/bin/python ]; then
+if [ -z "$python" ] && compgen -G ".gpu/whl/*.whl" >/dev/null; then
+  # As ../shared/gpu/check.sh does: the machine's python3 and torch, plus the
+  # Jupyter wheels of .gpu/ installed into /tmp/site.
+  python=python3
+  "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .gpu/whl/*.whl || { echo "record-run: wheel install failed" >&2; exit 9; }
+  export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}" PATH="/tmp/site/bin:$PATH"
+elif [ -z "$python" ] && [ -x .venv/bin/python ]; then
   python=.venv/bin/python
 elif [ -z "$python" ]; then
   python=python3
-  if compgen -G ".gpu/whl/*.whl" >/dev/null; then
-    # As ../shared/gpu/check.sh does: Jupyter's wheels into /tmp/site.
-    "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-      --target /tmp/site .gpu/whl/*.whl || { echo "record-run: wheel install failed" >&2; exit 9; }
-    export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}" PATH="/tmp/site/bin:$PATH"
-  fi
 fi
 # The checkout's d2lgpu, so that the recording is of this commit's code.
 export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1

@@ -271,6 +271,9 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
         raise SystemExit(f"record: runs/{machine}/ holds {kept}, recorded in another run; "
                          "one folder holds one run: record every chapter, or use a new folder")
     facts = _machine_facts()
+    if not facts["gpus"]:
+        print(f"record: warning: torch {facts['torch']} sees no CUDA GPU here; "
+              "recording a CPU run", file=sys.stderr)
     notebooks, problems = {}, []
     paths = sorted(CHAPTERS.glob("*.ipynb"))
     unknown = sorted(set(only or []) - {p.stem for p in paths})
