@@ -176,8 +176,11 @@ class RecordedRunsTransform(SphinxTransform):
 
     def _outputs(self, chapter, index, cell, run, recorded) -> list[nodes.Node]:
         found = []
+        tags = cell.get("cell_metadata", {}).get("tags", [])
         for k, output in enumerate(recorded.get("outputs", [])):
             kind = output.get("output_type")
+            if kind == "stream" and f"remove-{output.get('name')}" in tags:
+                continue  # as myst-nb treats the build's own output
             if kind == "stream":
                 found.append(_literal(output.get("text", ""), ["output", "stream"]))
             elif kind == "error":
