@@ -5,9 +5,10 @@ Each folder under runs/ is one machine: its executed chapter notebooks
 shows them under every code cell tagged ``hardware`` (_ext/recorded_runs.py);
 tests/test_recorded_runs.py compares them with the stored notebooks.
 
-    python scripts/runs.py import MACHINE EXECUTED_DIR --label L --commit C ...
-        Store an existing run's executed notebooks (volatile metadata removed).
-    python scripts/runs.py record MACHINE
+    python scripts/runs.py import MACHINE EXECUTED_DIR --meta RUN.json
+        Store an existing run's executed notebooks (volatile metadata removed)
+        with the given run.json (every key of RUN_KEYS).
+    python scripts/runs.py record MACHINE [--label L] [--chapter NAME ...]
         Execute every chapter here (what scripts/record-run.sh calls) and store it.
     python scripts/runs.py report
         How many hardware cells have a current recording, per chapter.
