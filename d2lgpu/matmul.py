@@ -73,7 +73,7 @@ def _gpu_memory(device: torch.device) -> int:
 
 
 def cpu_model() -> str:
-    """The CPU's model name, as precisely as the operating system tells."""
+    """The CPU's model name, as precisely as the operating system tells (chapter "Exercises, with measured solutions")."""
     try:
         with open("/proc/cpuinfo") as info:
             for line in info:
@@ -92,7 +92,7 @@ def cpu_model() -> str:
 
 
 def device_name(device) -> str:
-    """The GPU's model, or the CPU's model and PyTorch's thread count."""
+    """The GPU's model, or the CPU's model and PyTorch's thread count (chapter "Exercises, with measured solutions")."""
     device = torch.device(device)
     if device.type in ("cuda", "xpu"):
         return _gpu_name(device)
@@ -102,7 +102,7 @@ def device_name(device) -> str:
 
 
 def matmul_sizes(device) -> list[int]:
-    """Sizes n to try on ``device``: 16, 24, 32, 48, ... up to its limit."""
+    """Sizes n to try on ``device``: 16, 24, 32, 48, ... up to its limit (chapter "Exercises, with measured solutions")."""
     device = torch.device(device)
     largest = 1024
     if device.type != "cpu":
@@ -118,7 +118,7 @@ def matmul_sizes(device) -> list[int]:
 
 
 def dtypes_to_measure(device) -> list[torch.dtype]:
-    """float32; on CUDA also the 16-bit type its tensor cores are built for."""
+    """float32; on CUDA also the 16-bit type its tensor cores are built for (chapter "Exercises, with measured solutions")."""
     device = torch.device(device)
     if device.type != "cuda":
         return [torch.float32]
@@ -128,7 +128,7 @@ def dtypes_to_measure(device) -> list[torch.dtype]:
 
 
 def time_matmuls(device, dtype, sizes, repeat=5) -> dict:
-    """``{n: (median seconds per product, FLOP/s)}`` for each size n."""
+    """``{n: (median seconds per product, FLOP/s)}`` for each size n (chapter "Exercises, with measured solutions")."""
     rates = {}
     for n in sizes:
         a = torch.randn(n, n, device=device, dtype=dtype)
@@ -140,10 +140,11 @@ def time_matmuls(device, dtype, sizes, repeat=5) -> dict:
 
 
 def format_rate(flops: float) -> str:
-    """A speed in FLOP/s with three significant digits: '52.3 TFLOP/s'."""
+    """A speed in FLOP/s with three significant digits: '52.3 TFLOP/s' (chapter "Exercises, with measured solutions")."""
     if flops < 0:
         raise ValueError(f"a speed cannot be negative, got {flops}")
-    for scale, unit in ((1e12, "TFLOP/s"), (1e9, "GFLOP/s")):
+    for scale, unit in ((1e12, "TFLOP/s"), (1e9, "GFLOP/s"),
+                        (1e6, "MFLOP/s")):
         if flops >= scale:
             break
     value = flops / scale
@@ -152,7 +153,7 @@ def format_rate(flops: float) -> str:
 
 
 def datasheet_row(name: str) -> str | None:
-    """The ``DATASHEET_PEAKS`` key for a GPU's name; None if none fits."""
+    """The ``DATASHEET_PEAKS`` key for a GPU's name; None if none fits (chapter "Exercises, with measured solutions")."""
     for pattern, row in _NAME_PATTERNS:
         if re.search(pattern, name):
             return row
@@ -160,7 +161,7 @@ def datasheet_row(name: str) -> str | None:
 
 
 def tf32_state() -> str:
-    """How PyTorch is told to run float32 products on CUDA, in one line."""
+    """How PyTorch is told to run float32 products on CUDA, in one line (chapter "Exercises, with measured solutions")."""
     precision = torch.get_float32_matmul_precision()
     allowed = torch.backends.cuda.matmul.allow_tf32
     return (f"float32 matmul precision '{precision}', "
@@ -168,7 +169,7 @@ def tf32_state() -> str:
 
 
 def peak_report(device, dtype, flops: float) -> str:
-    """A measured speed as a share of the GPU's datasheet peak, if known."""
+    """A measured speed as a share of the GPU's datasheet peak, if known (chapter "Exercises, with measured solutions")."""
     device = torch.device(device)
     if device.type != "cuda":
         return "no datasheet peak in the table for this device"
@@ -199,7 +200,7 @@ def _legend_label(device: torch.device, dtype: torch.dtype) -> str:
 
 
 def plot_rates(results: dict):
-    """Plot TFLOP/s against n, one line per (device, dtype); returns the figure.
+    """Plot TFLOP/s against n, one line per (device, dtype); returns the figure (chapter "Exercises, with measured solutions").
 
     Sized and lettered to stay readable on a phone's screen.
     """
@@ -219,7 +220,7 @@ def plot_rates(results: dict):
     ax.tick_params(labelsize=13)
     ax.tick_params(axis="x", labelrotation=45)
     ax.set_xlabel("n (product of two n × n matrices)", fontsize=14)
-    ax.set_ylabel("TFLOP/s (2n³ operations per product)", fontsize=14)
+    ax.set_ylabel("achieved TFLOP/s (2n³ flops per product)", fontsize=14)
     ax.set_title("Matrix product speed by size", fontsize=15)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=12, loc="lower right")

@@ -103,7 +103,10 @@ def test_cpu_model_is_a_name():
     (1.5e12, "1.50 TFLOP/s"),
     (588.4e9, "588 GFLOP/s"),
     (2.2e9, "2.20 GFLOP/s"),
-    (0.5e9, "0.50 GFLOP/s"),
+    (1e9, "1.00 GFLOP/s"),
+    (0.5e9, "500 MFLOP/s"),
+    (2.62e6, "2.62 MFLOP/s"),
+    (4000.0, "0.00 MFLOP/s"),
 ])
 def test_format_rate(flops, text):
     assert matmul.format_rate(flops) == text
@@ -183,3 +186,10 @@ def test_plot_rates_labels_each_curve(fake_gpu):
     assert ax.xaxis.get_ticklabels()[0].get_fontsize() >= 12
     import matplotlib.pyplot as plt
     plt.close(fig)
+
+
+@pytest.mark.parametrize("name", [n for n in matmul.__all__
+                                  if callable(getattr(matmul, n))])
+def test_docstring_first_line_names_the_chapter(name):
+    first = getattr(matmul, name).__doc__.strip().splitlines()[0]
+    assert first.endswith('(chapter "Exercises, with measured solutions").')
