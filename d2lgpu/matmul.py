@@ -207,7 +207,7 @@ def plot_rates(results: dict):
     import matplotlib.pyplot as plt
     from matplotlib.ticker import ScalarFormatter
 
-    fig, ax = plt.subplots(figsize=(6, 5), layout="constrained")
+    fig, ax = plt.subplots(figsize=(5, 4.4), layout="constrained")
     for (device, dtype), rates in results.items():
         sizes = list(rates)
         tflops = [rate / 1e12 for _, rate in rates.values()]
@@ -220,7 +220,7 @@ def plot_rates(results: dict):
     ax.tick_params(labelsize=13)
     ax.tick_params(axis="x", labelrotation=45)
     ax.set_xlabel("n (product of two n × n matrices)", fontsize=14)
-    ax.set_ylabel("achieved TFLOP/s (2n³ flops per product)", fontsize=14)
+    ax.set_ylabel("achieved TFLOP/s (2n³ flops each)", fontsize=14)
     ax.set_title("Matrix product speed by size", fontsize=15)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=12, loc="lower right")
