@@ -1,0 +1,195 @@
+"""Tests of d2lgpu.matmul on the CPU, with GPU names and properties faked."""
+
+import matplotlib
+import pytest
+import torch
+
+from d2lgpu import matmul
+
+matplotlib.use("Agg")
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """``fake_gpu(name, capability=(9, 0), memory_gib=80)`` fakes cuda:0."""
+    def fake(name, capability=(9, 0), memory_gib=80):
+        monkeypatch.setattr(matmul, "_gpu_name", lambda device: name)
+        monkeypatch.setattr(matmul, "_gpu_capability",
+                            lambda device: capability)
+        monkeypatch.setattr(matmul, "_gpu_memory",
+                            lambda device: int(memory_gib * 2**30))
+    return fake
+
+
+@pytest.mark.parametrize("name, row", [
+    ("Tesla T4", "T4"),
+    ("NVIDIA L4", "L4"),
+    ("NVIDIA A100-SXM4-80GB", "A100"),
+    ("NVIDIA A100-PCIE-40GB", "A100"),
+    ("NVIDIA H100 80GB HBM3", "H100 SXM"),
+    ("NVIDIA H100 PCIe", "H100 PCIe"),
+    ("NVIDIA H100 NVL", None),
+    ("NVIDIA H200", "H200"),
+    ("NVIDIA H200 NVL", None),
+    ("NVIDIA GeForce RTX 4090", None),
+    ("NVIDIA L40S", None),
+])
+def test_datasheet_row(name, row):
+    assert matmul.datasheet_row(name) == row
+
+
+def test_every_row_has_peaks():
+    rows = {row for _, row in matmul._NAME_PATTERNS if row is not None}
+    assert rows == set(matmul.DATASHEET_PEAKS)
+
+
+def test_sizes_on_the_cpu():
+    sizes = matmul.matmul_sizes("cpu")
+    assert sizes[:4] == [16, 24, 32, 48]
+    assert sizes[-1] == 1024 and 1536 not in sizes
+    assert sizes == sorted(set(sizes))
+
+
+@pytest.mark.parametrize("memory_gib, largest", [
+    (15, 8192),      # T4
+    (22, 8192),      # L4
+    (39.5, 16384),   # A100 40 GB, as the driver reports it
+    (79.2, 16384),   # H100 80 GB
+])
+def test_sizes_by_gpu_memory(fake_gpu, memory_gib, largest):
+    fake_gpu("some GPU", memory_gib=memory_gib)
+    sizes = matmul.matmul_sizes(torch.device("cuda", 0))
+    assert sizes[-1] == largest
+    assert sizes[-2] == largest * 3 // 4
+
+
+def test_sizes_on_mps_stop_at_8192():
+    assert matmul.matmul_sizes(torch.device("mps"))[-1] == 8192
+
+
+@pytest.mark.parametrize("capability, half", [
+    ((7, 5), torch.float16),    # T4
+    ((8, 0), torch.bfloat16),   # A100
+    ((9, 0), torch.bfloat16),   # H100
+])
+def test_dtypes_on_cuda(fake_gpu, capability, half):
+    fake_gpu("some GPU", capability=capability)
+    assert matmul.dtypes_to_measure(torch.device("cuda", 0)) == [
+        torch.float32, half]
+
+
+@pytest.mark.parametrize("device", ["cpu", "mps"])
+def test_dtypes_elsewhere(device):
+    assert matmul.dtypes_to_measure(device) == [torch.float32]
+
+
+def test_device_names(fake_gpu, monkeypatch):
+    fake_gpu("NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(matmul, "cpu_model", lambda: "Some CPU")
+    assert matmul.device_name("cuda:0") == "NVIDIA H100 80GB HBM3"
+    threads = torch.get_num_threads()
+    assert matmul.device_name("cpu") == f"Some CPU, {threads} threads"
+    assert matmul.device_name("mps").startswith("Apple GPU (MPS")
+
+
+def test_cpu_model_is_a_name():
+    name = matmul.cpu_model()
+    assert isinstance(name, str) and name and "\n" not in name
+
+
+@pytest.mark.parametrize("flops, text", [
+    (52.3456e12, "52.3 TFLOP/s"),
+    (783.8e12, "784 TFLOP/s"),
+    (1.5e12, "1.50 TFLOP/s"),
+    (588.4e9, "588 GFLOP/s"),
+    (2.2e9, "2.20 GFLOP/s"),
+    (1e9, "1.00 GFLOP/s"),
+    (0.5e9, "500 MFLOP/s"),
+    (2.62e6, "2.62 MFLOP/s"),
+    (4000.0, "0.00 MFLOP/s"),
+])
+def test_format_rate(flops, text):
+    assert matmul.format_rate(flops) == text
+
+
+def test_format_rate_rejects_negative():
+    with pytest.raises(ValueError, match="negative"):
+        matmul.format_rate(-1.0)
+
+
+def test_peak_report_fp32_below_peak(fake_gpu):
+    fake_gpu("NVIDIA H100 80GB HBM3")
+    report = matmul.peak_report("cuda:0", torch.float32, 52.3e12)
+    assert report == "78% of the H100 SXM FP32 peak (67 TFLOP/s)"
+
+
+def test_peak_report_fp32_above_peak_names_tf32(fake_gpu, monkeypatch):
+    fake_gpu("NVIDIA A100-SXM4-80GB", capability=(8, 0))
+    monkeypatch.setattr(torch, "get_float32_matmul_precision",
+                        lambda: "high")
+    report = matmul.peak_report("cuda:0", torch.float32, 150e12)
+    assert report.startswith("769% of the A100 FP32 peak (19.5 TFLOP/s); "
+                             "above it")
+    assert "float32 matmul precision 'high'" in report
+    assert "allow_tf32" in report
+
+
+def test_peak_report_16_bit(fake_gpu):
+    fake_gpu("NVIDIA H100 80GB HBM3")
+    report = matmul.peak_report("cuda:0", torch.bfloat16, 718e12)
+    assert report == ("73% of the H100 SXM 16-bit tensor-core peak "
+                      "(989 TFLOP/s)")
+
+
+def test_peak_report_unknown_gpu_and_cpu(fake_gpu):
+    fake_gpu("NVIDIA H100 NVL")
+    assert matmul.peak_report("cuda:0", torch.float32, 1e12) == (
+        "no datasheet peak in the table for NVIDIA H100 NVL")
+    assert matmul.peak_report("cpu", torch.float32, 1e11) == (
+        "no datasheet peak in the table for this device")
+
+
+def test_tf32_state_follows_the_setting():
+    before = torch.get_float32_matmul_precision()
+    try:
+        torch.set_float32_matmul_precision("high")
+        assert "'high'" in matmul.tf32_state()
+        torch.set_float32_matmul_precision("highest")
+        assert "'highest'" in matmul.tf32_state()
+    finally:
+        torch.set_float32_matmul_precision(before)
+
+
+def test_time_matmuls_on_the_cpu():
+    rates = matmul.time_matmuls("cpu", torch.float32, [16, 24], repeat=3)
+    assert list(rates) == [16, 24]
+    for n, (seconds, flops) in rates.items():
+        assert seconds > 0
+        assert flops == pytest.approx(2 * n**3 / seconds)
+
+
+def test_plot_rates_labels_each_curve(fake_gpu):
+    fake_gpu("NVIDIA H100 80GB HBM3")
+    results = {
+        (torch.device("cuda", 0), torch.bfloat16): {16: (1e-5, 8e8),
+                                                    32: (1e-5, 6e9)},
+        (torch.device("cpu"), torch.float32): {16: (4e-6, 2e9),
+                                               32: (5e-6, 1.3e10)},
+    }
+    fig = matmul.plot_rates(results)
+    ax = fig.axes[0]
+    labels = [line.get_label() for line in ax.get_lines()]
+    threads = torch.get_num_threads()
+    assert labels == ["H100 80GB HBM3, bfloat16",
+                      f"CPU ({threads} threads), float32"]
+    assert list(ax.get_lines()[1].get_ydata()) == pytest.approx([2e-3, 1.3e-2])
+    assert ax.xaxis.get_ticklabels()[0].get_fontsize() >= 12
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("name", [n for n in matmul.__all__
+                                  if callable(getattr(matmul, n))])
+def test_docstring_first_line_names_the_chapter(name):
+    first = getattr(matmul, name).__doc__.strip().splitlines()[0]
+    assert first.endswith('(chapter "Exercises, with measured solutions").')
