@@ -70,8 +70,13 @@ class RunTimeout(TimeoutError):
 
 
 def port_is_free(port: int) -> bool:
-    """Whether a TCP port on 127.0.0.1 can be bound (nothing holds it)."""
+    """Whether a server could listen on a TCP port of 127.0.0.1 (no process holds it).
+
+    SO_REUSEADDR, as servers set it, so that connections the kernel still
+    keeps in TIME_WAIT after their processes ended do not count.
+    """
     with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:
@@ -210,18 +215,21 @@ def launch(script, *script_args, nproc: int | None = 2, timeout: float = 60,
                                 env=full_env, cwd=cwd, start_new_session=True)
         run = Run(script, command, run_id, proc.pid, None, 0.0, "", "",
                   pids={proc.pid})
-        timed_out = False
+        timed_out, looks = False, 0
         try:
             while proc.poll() is None:
                 if time.monotonic() - start > timeout:
                     timed_out = True
                     break
-                if HAS_PROC:
-                    if nproc is not None and run.port is None:
-                        run.pids.update(_marked(run_id))
+                # Note the run's processes: each look until the port is
+                # known, then every fifth (a look reads all of /proc).
+                want_port = HAS_PROC and nproc is not None and run.port is None
+                if os.name != "nt" and (want_port or looks % 5 == 0):
+                    run.pids.update(_marked(run_id) if HAS_PROC
+                                    else _descendants(proc.pid))
+                    if want_port:
                         run.port = _port(run)
-                elif os.name != "nt":
-                    run.pids.update(_descendants(proc.pid))
+                looks += 1
                 time.sleep(POLL)
         finally:  # also on KeyboardInterrupt: nothing of the run may survive
             _stop(proc, run)
