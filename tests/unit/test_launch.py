@@ -10,13 +10,23 @@ import os
 import socket
 import sys
 import textwrap
+import threading
 import time
+import _thread
 
 import pytest
 
+import d2lgpu.launch
 from d2lgpu.launch import RunTimeout, launch, port_is_free, processes_left
 
 posix_only = pytest.mark.skipif(os.name == "nt", reason="needs POSIX signals")
+
+
+@pytest.fixture
+def short_grace(monkeypatch):
+    """Half a second between SIGTERM and SIGKILL, to keep these tests fast."""
+    monkeypatch.setattr(d2lgpu.launch, "GRACE", 0.5)
+    return 0.5
 
 
 def script(tmp_path, body: str):
@@ -89,7 +99,8 @@ def test_without_rank_lines_the_error_quotes_the_end_of_stderr(tmp_path):
 
 
 @posix_only
-def test_a_run_past_its_time_limit_is_stopped_with_a_child_that_ignores_sigterm(tmp_path):
+def test_a_run_past_its_time_limit_is_stopped_with_a_child_that_ignores_sigterm(
+        tmp_path, short_grace):
     # The child starts a session of its own (as torchrun's workers do) and
     # ignores SIGTERM: only SIGKILL, sent to it by PID, can stop it.
     pid_file = tmp_path / "child.pid"
@@ -106,11 +117,60 @@ def test_a_run_past_its_time_limit_is_stopped_with_a_child_that_ignores_sigterm(
     with pytest.raises(RunTimeout, match=r"did not end within 3 s; 2 processes were stopped"
                        ) as info:
         launch(job, nproc=None, timeout=3)
-    assert time.monotonic() - start < 3 + 2 * 3 + 2  # timeout, two grace periods
+    assert time.monotonic() - start < 3 + 2 * short_grace + 2  # limit, 2 graces
     child = int(pid_file.read_text())
     assert child in info.value.run.pids
     assert not alive(child), f"the run's child {child} outlived the time limit"
     assert processes_left(info.value.run) == []
+
+
+def stubborn_child_job(tmp_path, pid_file, then: str):
+    """A job whose child ignores SIGTERM in a session of its own; `then` runs after."""
+    return script(tmp_path, f"""
+        import os, subprocess, sys, time
+        child = subprocess.Popen(
+            [sys.executable, "-c",
+             "import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
+             "open({str(pid_file)!r} + '.tmp', 'w').write(str(os.getpid()));"
+             "os.replace({str(pid_file)!r} + '.tmp', {str(pid_file)!r});"
+             "time.sleep(60)"],
+            start_new_session=True)
+        while not os.path.exists({str(pid_file)!r}):
+            time.sleep(0.01)
+        {then}
+    """)
+
+
+@posix_only
+def test_a_process_left_behind_by_a_finished_run_is_stopped(tmp_path, short_grace):
+    pid_file = tmp_path / "child.pid"
+    job = stubborn_child_job(tmp_path, pid_file, then="print('done')")
+    run = launch(job, nproc=None, timeout=30)
+    assert run.returncode == 0 and run.stdout == "done\n"
+    child = int(pid_file.read_text())
+    assert child in run.pids
+    assert not alive(child), f"the run's child {child} outlived the run"
+    assert processes_left(run) == []
+
+
+@posix_only
+def test_an_interrupted_run_is_stopped_with_its_children(tmp_path, short_grace):
+    pid_file = tmp_path / "child.pid"
+    job = stubborn_child_job(tmp_path, pid_file, then="time.sleep(60)")
+
+    def interrupt_when_started():
+        deadline = time.monotonic() + 20
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        _thread.interrupt_main()  # as the notebook's "interrupt kernel" does
+
+    threading.Thread(target=interrupt_when_started, daemon=True).start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        launch(job, nproc=None, timeout=60)
+    assert time.monotonic() - start < 20 + 2 * short_grace + 2
+    child = int(pid_file.read_text())
+    assert not alive(child), f"the run's child {child} outlived the interrupt"
 
 
 @pytest.mark.parametrize("kwargs, message", [
