@@ -100,16 +100,27 @@ def _marked(run_id: str) -> list[int]:
             if name.isdigit() and mark in _environ(int(name))]
 
 
-def _descendants(pid: int) -> set[int]:
-    """`pid`'s live descendants, from `ps` (systems without /proc)."""
+def _ps() -> dict[int, tuple[int, str]]:
+    """{pid: (parent pid, state)} of every process, from `ps` (no /proc)."""
     try:
-        table = subprocess.run(["ps", "-A", "-o", "pid=,ppid="], timeout=5,
-                               capture_output=True, text=True).stdout
+        table = subprocess.run(["ps", "-A", "-o", "pid=,ppid=,stat="],
+                               timeout=5, capture_output=True, text=True).stdout
     except (OSError, subprocess.TimeoutExpired):
-        return set()
-    children: dict[int, list[int]] = {}
+        return {}
+    rows = {}
     for line in table.splitlines():
-        child, parent = map(int, line.split())
+        try:
+            pid, parent, state = line.split()[:3]
+            rows[int(pid)] = (int(parent), state)
+        except ValueError:  # not a "pid ppid state" line
+            continue
+    return rows
+
+
+def _descendants(pid: int) -> set[int]:
+    """`pid`'s descendants, from `ps` (systems without /proc)."""
+    children: dict[int, list[int]] = {}
+    for child, (parent, _) in _ps().items():
         children.setdefault(parent, []).append(child)
     found, todo = set(), [pid]
     while todo:
@@ -120,30 +131,15 @@ def _descendants(pid: int) -> set[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
-    """Whether a process exists and is not a zombie."""
-    if HAS_PROC:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as file:
-                return file.read().rsplit(b")", 1)[1].split()[0] != b"Z"
-        except OSError:
-            return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # the PID now belongs to someone else
-        return False
-    return True
-
-
 def processes_left(run: Run) -> list[int]:
     """PIDs of the processes of `run` still alive ([] when none)."""
     if os.name == "nt":
         return []  # Windows: launch() kills its child and waits for it
     if HAS_PROC:
         return sorted(_marked(run.run_id))
-    return sorted(pid for pid in run.pids if _alive(pid))
+    table = _ps()  # a zombie has ended; only its parent has not noticed
+    return sorted(pid for pid in run.pids
+                  if pid in table and not table[pid][1].startswith("Z"))
 
 
 def _stop(proc: subprocess.Popen, run: Run) -> None:
@@ -153,6 +149,8 @@ def _stop(proc: subprocess.Popen, run: Run) -> None:
         proc.wait(timeout=GRACE)
         return
     for sig, wait in ((signal.SIGTERM, GRACE), (signal.SIGKILL, GRACE)):
+        if not HAS_PROC and proc.poll() is None:  # workers started just now
+            run.pids.update(_descendants(proc.pid))
         proc.poll()  # reap torchrun if it has ended
         left = processes_left(run)
         run.pids.update(left)
@@ -208,10 +206,12 @@ def launch(script, *script_args, nproc: int | None = 2, timeout: float = 60,
     full_env = {**os.environ, "OMP_NUM_THREADS": "1", **(env or {}),
                 MARK: run_id}
     # Files, not pipes: a process left holding a pipe cannot block us.
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+    files = {"mode": "w+", "encoding": "utf-8", "errors": "replace"}
+    with tempfile.TemporaryFile(**files) as out, \
+            tempfile.TemporaryFile(**files) as err:
         start = time.monotonic()
         proc = subprocess.Popen(command, stdout=out, stderr=err,
-                                stdin=subprocess.DEVNULL, text=True,
+                                stdin=subprocess.DEVNULL,
                                 env=full_env, cwd=cwd, start_new_session=True)
         run = Run(script, command, run_id, proc.pid, None, 0.0, "", "",
                   pids={proc.pid})

@@ -29,6 +29,15 @@ def short_grace(monkeypatch):
     return 0.5
 
 
+@pytest.fixture(params=["proc", "ps"])
+def finder(request, monkeypatch):
+    """Find the run's processes in /proc (Linux), or as without it (macOS): ps."""
+    if request.param == "proc" and not d2lgpu.launch.HAS_PROC:
+        pytest.skip("no /proc on this system")
+    monkeypatch.setattr(d2lgpu.launch, "HAS_PROC", request.param == "proc")
+    return request.param
+
+
 def script(tmp_path, body: str):
     path = tmp_path / "job.py"
     path.write_text(textwrap.dedent(body))
@@ -100,7 +109,7 @@ def test_without_rank_lines_the_error_quotes_the_end_of_stderr(tmp_path):
 
 @posix_only
 def test_a_run_past_its_time_limit_is_stopped_with_a_child_that_ignores_sigterm(
-        tmp_path, short_grace):
+        tmp_path, short_grace, finder):
     # The child starts a session of its own (as torchrun's workers do) and
     # ignores SIGTERM: only SIGKILL, sent to it by PID, can stop it.
     pid_file = tmp_path / "child.pid"
@@ -154,7 +163,8 @@ def test_a_process_left_behind_by_a_finished_run_is_stopped(tmp_path, short_grac
 
 
 @posix_only
-def test_an_interrupted_run_is_stopped_with_its_children(tmp_path, short_grace):
+def test_an_interrupted_run_is_stopped_with_its_children(tmp_path, short_grace,
+                                                        finder):
     pid_file = tmp_path / "child.pid"
     job = stubborn_child_job(tmp_path, pid_file, then="time.sleep(60)")
 
