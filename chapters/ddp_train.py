@@ -1,7 +1,8 @@
 """Train the book's linear-regression model with DistributedDataParallel.
 
-This script belongs to the chapter "Beyond one device" (chapters/distributed.md),
-which explains every part of it. It runs in two ways:
+This script belongs to the chapter "Beyond one device"
+(chapters/distributed.md), which explains every part of it. It runs in two
+ways:
 
     # several processes on one machine, started by torchrun (the DDP run)
     torchrun --standalone --nproc-per-node=2 ddp_train.py --out ddp.json
@@ -40,8 +41,9 @@ TRUE_W = (2.0, -3.4)
 TRUE_B = 4.2
 
 
-def make_data(num_train: int = 1024, noise: float = 0.01, seed: int = 0) -> TensorDataset:
-    """Synthetic regression data y = X w + b + noise, the same in every process."""
+def make_data(num_train: int = 1024, noise: float = 0.01,
+              seed: int = 0) -> TensorDataset:
+    """Synthetic data y = X w + b + noise, the same in every process."""
     gen = torch.Generator().manual_seed(seed)
     w = torch.tensor(TRUE_W)
     X = torch.randn(num_train, len(TRUE_W), generator=gen)
@@ -50,7 +52,7 @@ def make_data(num_train: int = 1024, noise: float = 0.01, seed: int = 0) -> Tens
 
 
 def make_model(seed: int = 0) -> nn.Linear:
-    """One linear layer, as in LinearRegression; seeded start: weights with std 0.01, bias 0."""
+    """One linear layer; seeded start: weights with std 0.01, bias 0."""
     gen = torch.Generator().manual_seed(seed)
     net = nn.Linear(len(TRUE_W), 1)
     with torch.no_grad():
@@ -66,7 +68,8 @@ def setup(timeout_s: float) -> tuple[int, int, torch.device, str]:
     variable) there is no group: rank 0 of a world of size 1.
     """
     if "RANK" not in os.environ:
-        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        cuda = torch.cuda.is_available()
+        device = torch.device("cuda" if cuda else "cpu")
         return 0, 1, device, "none"
     local_rank = int(os.environ["LOCAL_RANK"])
     procs_here = int(os.environ["LOCAL_WORLD_SIZE"])
@@ -76,7 +79,8 @@ def setup(timeout_s: float) -> tuple[int, int, torch.device, str]:
     else:
         backend, device = "gloo", torch.device("cpu")
     # RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT come from torchrun.
-    dist.init_process_group(backend, timeout=datetime.timedelta(seconds=timeout_s))
+    dist.init_process_group(
+        backend, timeout=datetime.timedelta(seconds=timeout_s))
     return dist.get_rank(), dist.get_world_size(), device, backend
 
 
@@ -89,17 +93,20 @@ def gather_to_rank0(obj, world_size: int) -> list:
     return objs
 
 
-def show_all_reduce(rank: int, world_size: int, device: torch.device, log) -> None:
-    """Each rank holds rank + 1; after all_reduce(SUM) every rank holds the total."""
+def show_all_reduce(rank: int, world_size: int, device: torch.device,
+                    log) -> None:
+    """Rank r holds r + 1; after all_reduce(SUM) every rank holds the sum."""
     value = torch.tensor([rank + 1.0], device=device)
     before = gather_to_rank0(value.item(), world_size)
     dist.all_reduce(value, op=dist.ReduceOp.SUM)
     after = gather_to_rank0(value.item(), world_size)
-    log(f"all_reduce(SUM): ranks held {before}, afterwards they hold {after}")
+    log(f"all_reduce(SUM): ranks held {before}, "
+        f"afterwards they hold {after}")
 
 
-def train(args, rank: int, world_size: int, device: torch.device, backend: str, log) -> dict:
-    """Train with a global batch of args.batch_size split evenly over the ranks."""
+def train(args, rank: int, world_size: int, device: torch.device,
+          backend: str, log) -> dict:
+    """Train on global batches of args.batch_size, split over the ranks."""
     data = make_data(args.num_train, seed=args.seed)
     per_rank = args.batch_size // world_size
     sampler = DistributedSampler(data, num_replicas=world_size, rank=rank,
@@ -107,14 +114,17 @@ def train(args, rank: int, world_size: int, device: torch.device, backend: str, 
     loader = DataLoader(data, batch_size=per_rank, sampler=sampler)
     model = make_model(args.seed).to(device)
     if world_size > 1:
-        # DDP broadcasts rank 0's parameters now and averages gradients in backward().
+        # DDP broadcasts rank 0's parameters now and averages the
+        # gradients in backward().
         model = DistributedDataParallel(
-            model, device_ids=[device.index] if device.type == "cuda" else None)
+            model,
+            device_ids=[device.index] if device.type == "cuda" else None)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr)
     loss_fn = nn.MSELoss()
 
-    views = gather_to_rank0(f"rank {rank} of {world_size}: {len(sampler)} examples per epoch "
-                            f"in {len(loader)} batches of {per_rank}", world_size)
+    view = (f"rank {rank} of {world_size}: {len(sampler)} examples per "
+            f"epoch in {len(loader)} batches of {per_rank}")
+    views = gather_to_rank0(view, world_size)
     for line in views:
         log(line)
 
@@ -123,10 +133,12 @@ def train(args, rank: int, world_size: int, device: torch.device, backend: str, 
     losses = torch.zeros(args.epochs, len(loader), device=device)
     start = time.perf_counter()
     for epoch in range(args.epochs):
-        sampler.set_epoch(epoch)  # a new shuffle each epoch, the same on every rank
+        sampler.set_epoch(epoch)  # a new shuffle, the same on every rank
         for step, (X, y) in enumerate(loader):
-            if rank == args.fail_rank and epoch == args.epochs // 2 and step == 0:
-                raise RuntimeError(f"rank {rank} stops on purpose (--fail-rank {rank})")
+            if (rank == args.fail_rank and epoch == args.epochs // 2
+                    and step == 0):
+                raise RuntimeError(
+                    f"rank {rank} stops on purpose (--fail-rank {rank})")
             X, y = X.to(device), y.to(device)
             loss = loss_fn(model(X), y)
             optimizer.zero_grad()
@@ -138,15 +150,19 @@ def train(args, rank: int, world_size: int, device: torch.device, backend: str, 
             dist.all_reduce(epoch_losses, op=dist.ReduceOp.SUM)
             epoch_losses /= world_size
         losses[epoch] = epoch_losses
-        log(f"epoch {epoch + 1}: mean training loss {epoch_losses.mean().item():.6f}")
+        mean = epoch_losses.mean().item()
+        log(f"epoch {epoch + 1}: mean training loss {mean:.6f}")
     seconds = time.perf_counter() - start
 
     net = model.module if world_size > 1 else model
-    flat = torch.cat([p.detach().reshape(-1) for p in net.parameters()]).cpu()
+    flat = torch.cat([p.detach().reshape(-1)
+                      for p in net.parameters()]).cpu()
     if world_size > 1:
         replicas = gather_to_rank0(flat, world_size)
-        spread = max((r - replicas[0]).abs().max().item() for r in replicas)
-        log(f"largest difference between the {world_size} replicas: {spread}")
+        spread = max((r - replicas[0]).abs().max().item()
+                     for r in replicas)
+        log(f"largest difference between the {world_size} replicas: "
+            f"{spread}")
     return {
         "world_size": world_size,
         "backend": backend,
@@ -163,21 +179,21 @@ def train(args, rank: int, world_size: int, device: torch.device, backend: str, 
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True,
-                        help="JSON file for the final parameters (written by rank 0)")
+                        help="JSON file for the result (rank 0 writes it)")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=32,
-                        help="global batch size, split evenly over the processes")
+                        help="global batch, split evenly over the processes")
     parser.add_argument("--num-train", type=int, default=1024)
     parser.add_argument("--lr", type=float, default=0.03)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=30.0,
-                        help="seconds a collective may wait for the other ranks")
+                        help="seconds a collective waits for the others")
     parser.add_argument("--fail-rank", type=int, default=None,
-                        help="this rank raises an error half-way (to show failures)")
+                        help="this rank fails half-way (to show failures)")
     return parser.parse_args(argv)
 
 
-@record  # under torchrun: the failed rank's traceback goes into the error summary
+@record  # under torchrun: the failed rank's traceback goes to the summary
 def main(argv=None) -> None:
     args = parse_args(argv)
     rank, world_size, device, backend = setup(args.timeout)
@@ -185,9 +201,11 @@ def main(argv=None) -> None:
         log = print if rank == 0 else (lambda *a, **k: None)
         if args.batch_size % world_size or args.num_train % args.batch_size:
             raise ValueError(
-                f"--batch-size {args.batch_size} must split evenly over {world_size} "
-                f"processes and divide --num-train {args.num_train}")
-        log(f"world size {world_size}, backend {backend}, device type {device.type}")
+                f"--batch-size {args.batch_size} must split evenly over "
+                f"{world_size} processes and divide --num-train "
+                f"{args.num_train}")
+        log(f"world size {world_size}, backend {backend}, "
+            f"device type {device.type}")
         if world_size > 1:
             show_all_reduce(rank, world_size, device, log)
         result = train(args, rank, world_size, device, backend, log)
@@ -196,10 +214,12 @@ def main(argv=None) -> None:
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(result, indent=1))
             w, b = result["weight"], result["bias"]
-            log(f"w = [{w[0]:.4f}, {w[1]:.4f}], b = {b:.4f}  (true: {list(TRUE_W)}, {TRUE_B})")
+            log(f"w = [{w[0]:.4f}, {w[1]:.4f}], b = {b:.4f}  "
+                f"(true: {list(TRUE_W)}, {TRUE_B})")
     except Exception as err:
-        # One short line per failed rank, easy to find in the launcher's output.
-        print(f"[rank {rank}] {type(err).__name__}: {err}", file=sys.stderr, flush=True)
+        # One short line per failed rank, easy to find in the output.
+        print(f"[rank {rank}] {type(err).__name__}: {err}",
+              file=sys.stderr, flush=True)
         raise
     finally:
         if dist.is_initialized():

@@ -34,7 +34,7 @@ def launch(out: Path, *args: str, nproc: int | None = 2, gloo_only: bool = True)
                                    env=env, cwd=out.parent, check=False)
     except TimeoutError as err:
         pytest.fail(str(err))
-    assert not processes_left(run.pid), "processes of the run outlived it"
+    assert processes_left(run) == [], "processes of the run outlived it"
     return run
 
 
@@ -55,6 +55,7 @@ def runs(tmp_path_factory):
         "single": json.loads((tmp / "single.json").read_text()),
         "ddp_stdout": ddp.stdout,
         "ddp_port": ddp.port,
+        "ddp_pids": ddp.pids,
     }
 
 
@@ -92,7 +93,9 @@ def test_only_rank0_logs_and_replicas_agree(runs):
     assert sum(line.startswith("world size 2") for line in lines) == 1
     assert "all_reduce(SUM): ranks held [1.0, 2.0], afterwards they hold [3.0, 3.0]" in lines
     assert "largest difference between the 2 replicas: 0.0" in lines
-    assert port_is_free(runs["ddp_port"])
+    assert len(runs["ddp_pids"]) == 3  # torchrun and its two workers
+    if runs["ddp_port"] is not None:  # known where /proc shows the workers
+        assert port_is_free(runs["ddp_port"])
 
 
 def test_failed_rank_fails_fast(tmp_path):
@@ -101,10 +104,11 @@ def test_failed_rank_fails_fast(tmp_path):
     assert run.returncode != 0
     assert run.seconds < 30, f"the failed run took {run.seconds:.1f} s"
     assert run.first_failure() == "[rank 1] RuntimeError: rank 1 stops on purpose (--fail-rank 1)"
-    with pytest.raises(RuntimeError, match=r"failed \(exit code 1\)\. First failure: \[rank 1\]"):
+    with pytest.raises(RuntimeError, match=r"failed \(exit code 1\)\.\nFirst failure: \[rank 1\]"):
         run.check()
     assert not out.exists(), "no rank may save a result after a failure"
-    assert port_is_free(run.port)
+    if run.port is not None:
+        assert port_is_free(run.port)
 
 
 def test_uneven_split_is_refused(tmp_path):

@@ -1,7 +1,8 @@
 """d2lgpu.launch: the bounded launcher of chapters/distributed.md and tests/distributed.
 
-These run small Python scripts that do not import torch, so they are fast; the
-torchrun path itself is exercised by tests/distributed.
+These run small Python scripts that do not import torch, so they are fast;
+torchrun itself (workers in sessions of their own) is exercised by
+tests/distributed/test_launcher.py.
 """
 from __future__ import annotations
 
@@ -9,11 +10,32 @@ import os
 import socket
 import sys
 import textwrap
+import threading
 import time
+import _thread
 
 import pytest
 
-from d2lgpu.launch import free_port, launch, port_is_free, processes_left
+import d2lgpu.launch
+from d2lgpu.launch import RunTimeout, launch, port_is_free, processes_left
+
+posix_only = pytest.mark.skipif(os.name == "nt", reason="needs POSIX signals")
+
+
+@pytest.fixture
+def short_grace(monkeypatch):
+    """Half a second between SIGTERM and SIGKILL, to keep these tests fast."""
+    monkeypatch.setattr(d2lgpu.launch, "GRACE", 0.5)
+    return 0.5
+
+
+@pytest.fixture(params=["proc", "ps"])
+def finder(request, monkeypatch):
+    """Find the run's processes in /proc (Linux), or as without it (macOS): ps."""
+    if request.param == "proc" and not d2lgpu.launch.HAS_PROC:
+        pytest.skip("no /proc on this system")
+    monkeypatch.setattr(d2lgpu.launch, "HAS_PROC", request.param == "proc")
+    return request.param
 
 
 def script(tmp_path, body: str):
@@ -22,11 +44,25 @@ def script(tmp_path, body: str):
     return path
 
 
-def test_free_port_is_free_until_someone_binds_it():
-    port = free_port()
-    assert port_is_free(port)
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            return file.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+def test_port_is_free_until_someone_binds_it():
     with socket.socket() as sock:
-        sock.bind(("127.0.0.1", port))
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
         sock.listen()
         assert not port_is_free(port)
     assert port_is_free(port)
@@ -35,17 +71,19 @@ def test_free_port_is_free_until_someone_binds_it():
 def test_a_plain_run_returns_its_output_and_leaves_nothing_behind(tmp_path):
     job = script(tmp_path, """
         import os, sys
-        print("args", sys.argv[1:], "threads", os.environ["OMP_NUM_THREADS"], os.environ["EXTRA"])
+        print("args", sys.argv[1:], "threads", os.environ["OMP_NUM_THREADS"],
+              os.environ["EXTRA"])
     """)
-    run = launch(job, "--out", tmp_path / "x.json", nproc=None, env={"EXTRA": "yes"})
-    assert run.returncode == 0 and run.port == 0
+    run = launch(job, "--out", tmp_path / "x.json", nproc=None,
+                 env={"EXTRA": "yes"})
+    assert run.returncode == 0 and run.port is None
     assert run.stdout == f"args ['--out', '{tmp_path / 'x.json'}'] threads 1 yes\n"
     assert run.command == [sys.executable, str(job), "--out", str(tmp_path / "x.json")]
-    assert not processes_left(run.pid)
+    assert processes_left(run) == []
     run.check()  # a successful run does not raise
 
 
-def test_a_failed_run_names_its_first_failing_rank(tmp_path):
+def test_a_failed_run_names_its_first_failing_rank_on_a_line_of_its_own(tmp_path):
     job = script(tmp_path, """
         import sys
         print("[rank 1] ValueError: bad batch", file=sys.stderr)
@@ -55,9 +93,10 @@ def test_a_failed_run_names_its_first_failing_rank(tmp_path):
     run = launch(job, nproc=None, check=False)
     assert run.returncode == 3
     assert run.first_failure() == "[rank 1] ValueError: bad batch"
-    with pytest.raises(RuntimeError, match=r"job\.py failed \(exit code 3\)\. "
-                                           r"First failure: \[rank 1\] ValueError: bad batch"):
+    with pytest.raises(RuntimeError) as info:
         launch(job, nproc=None)
+    assert str(info.value) == ("job.py failed (exit code 3).\n"
+                               "First failure: [rank 1] ValueError: bad batch")
 
 
 def test_without_rank_lines_the_error_quotes_the_end_of_stderr(tmp_path):
@@ -68,28 +107,80 @@ def test_without_rank_lines_the_error_quotes_the_end_of_stderr(tmp_path):
         launch(job, nproc=None)
 
 
-def test_a_run_past_its_time_limit_is_stopped_with_its_children(tmp_path):
+@posix_only
+def test_a_run_past_its_time_limit_is_stopped_with_a_child_that_ignores_sigterm(
+        tmp_path, short_grace, finder):
+    # The child starts a session of its own (as torchrun's workers do) and
+    # ignores SIGTERM: only SIGKILL, sent to it by PID, can stop it.
     pid_file = tmp_path / "child.pid"
     job = script(tmp_path, f"""
         import subprocess, sys, time
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-        open({str(pid_file)!r}, "w").write(str(child.pid))
+        child = subprocess.Popen(
+            [sys.executable, "-c",
+             "import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
+             "open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"],
+            start_new_session=True)
         time.sleep(60)
     """)
-    start = time.perf_counter()
-    with pytest.raises(TimeoutError, match="did not end within 2 s; all its processes were stopped"):
-        launch(job, nproc=None, timeout=2)
-    assert time.perf_counter() - start < 20
+    start = time.monotonic()
+    with pytest.raises(RunTimeout, match=r"did not end within 3 s; 2 processes were stopped"
+                       ) as info:
+        launch(job, nproc=None, timeout=3)
+    assert time.monotonic() - start < 3 + 2 * short_grace + 2  # limit, 2 graces
     child = int(pid_file.read_text())
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:  # the orphaned child is reaped by init
-        try:
-            os.kill(child, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.05)
-    else:
-        pytest.fail(f"the run's child process {child} outlived the time limit")
+    assert child in info.value.run.pids
+    assert not alive(child), f"the run's child {child} outlived the time limit"
+    assert processes_left(info.value.run) == []
+
+
+def stubborn_child_job(tmp_path, pid_file, then: str):
+    """A job whose child ignores SIGTERM in a session of its own; `then` runs after."""
+    return script(tmp_path, f"""
+        import os, subprocess, sys, time
+        child = subprocess.Popen(
+            [sys.executable, "-c",
+             "import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
+             "open({str(pid_file)!r} + '.tmp', 'w').write(str(os.getpid()));"
+             "os.replace({str(pid_file)!r} + '.tmp', {str(pid_file)!r});"
+             "time.sleep(60)"],
+            start_new_session=True)
+        while not os.path.exists({str(pid_file)!r}):
+            time.sleep(0.01)
+        {then}
+    """)
+
+
+@posix_only
+def test_a_process_left_behind_by_a_finished_run_is_stopped(tmp_path, short_grace):
+    pid_file = tmp_path / "child.pid"
+    job = stubborn_child_job(tmp_path, pid_file, then="print('done')")
+    run = launch(job, nproc=None, timeout=30)
+    assert run.returncode == 0 and run.stdout == "done\n"
+    child = int(pid_file.read_text())
+    assert child in run.pids
+    assert not alive(child), f"the run's child {child} outlived the run"
+    assert processes_left(run) == []
+
+
+@posix_only
+def test_an_interrupted_run_is_stopped_with_its_children(tmp_path, short_grace,
+                                                        finder):
+    pid_file = tmp_path / "child.pid"
+    job = stubborn_child_job(tmp_path, pid_file, then="time.sleep(60)")
+
+    def interrupt_when_started():
+        deadline = time.monotonic() + 20
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        _thread.interrupt_main()  # as the notebook's "interrupt kernel" does
+
+    threading.Thread(target=interrupt_when_started, daemon=True).start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        launch(job, nproc=None, timeout=60)
+    assert time.monotonic() - start < 20 + 2 * short_grace + 2
+    child = int(pid_file.read_text())
+    assert not alive(child), f"the run's child {child} outlived the interrupt"
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -1,0 +1,71 @@
+"""d2lgpu.launch under a real torchrun: workers that ignore SIGTERM.
+
+torchrun starts every worker in a session of its own, so signalling
+torchrun's process group cannot reach them; the launcher must find them
+and stop them by PID, within its time limit plus the grace periods.
+"""
+from __future__ import annotations
+
+import os
+import textwrap
+import time
+
+import pytest
+
+from d2lgpu.launch import GRACE, RunTimeout, launch, port_is_free, processes_left
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(os.name == "nt", reason="needs POSIX signals")]
+
+TIMEOUT = 15  # seconds; torchrun needs a few to import torch and start workers
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            return file.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+
+def test_workers_that_ignore_sigterm_are_killed_at_the_time_limit(tmp_path):
+    job = tmp_path / "stubborn.py"
+    job.write_text(textwrap.dedent(f"""
+        import os, signal, time
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        path = os.path.join({str(tmp_path)!r}, "worker-" + os.environ["RANK"])
+        with open(path, "w") as file:
+            file.write(f"{{os.getpid()}} {{os.getsid(0)}}")
+        time.sleep(120)
+    """))
+    start = time.monotonic()
+    with pytest.raises(RunTimeout, match=f"did not end within {TIMEOUT} s; "
+                                         r"3 processes were stopped") as info:
+        launch(job, nproc=2, timeout=TIMEOUT)
+    seconds = time.monotonic() - start
+    assert seconds < TIMEOUT + 2 * GRACE + 2, f"launch took {seconds:.1f} s"
+    run = info.value.run
+    workers = {}
+    for rank in (0, 1):
+        text = (tmp_path / f"worker-{rank}").read_text()  # the worker started
+        pid, session = map(int, text.split())
+        workers[pid] = session
+    # The premise: each worker leads a session of its own, not torchrun's.
+    assert all(session == pid != run.pid for pid, session in workers.items())
+    assert set(workers) <= run.pids
+    assert [pid for pid in workers if alive(pid)] == []
+    assert processes_left(run) == []
+    if run.port is not None:  # known where /proc shows the workers' MASTER_PORT
+        # No process holds it now; the kernel may still close the killed
+        # connections for a moment, so allow it a few seconds.
+        deadline = time.monotonic() + 10
+        while not port_is_free(run.port) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert port_is_free(run.port), f"port {run.port} still held"
