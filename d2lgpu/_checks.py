@@ -1,0 +1,50 @@
+"""Argument checks and number formatting shared by d2lgpu's modules (private).
+
+Every message has one shape: ``"<where>: <name> must be <what>, got <value>"``,
+e.g. ``"try_gpu(i): i must be an int >= 0, got -1"``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+__all__: list[str] = []  # private: imported by d2lgpu's modules only
+
+
+def check_int(value, where: str, name: str, minimum: int) -> int:
+    """``value`` as an int >= ``minimum``; TypeError or ValueError otherwise."""
+    message = f"{where}: {name} must be an int >= {minimum}, got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(message)
+    if value < minimum:
+        raise ValueError(message)
+    return int(value)
+
+
+def check_real(value, where: str, name: str, minimum: float | None = None) -> float:
+    """``value`` as a finite float (>= ``minimum`` unless None); TypeError or ValueError otherwise."""
+    bound = "" if minimum is None else f" >= {minimum}"
+    message = f"{where}: {name} must be a finite number{bound}, got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(message)
+    if not math.isfinite(value) or (minimum is not None and value < minimum):
+        raise ValueError(message)
+    return float(value)
+
+
+def check_bool(value, where: str, name: str) -> bool:
+    """``value`` if it is True or False; TypeError otherwise."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{where}: {name} must be True or False, got {value!r}")
+    return value
+
+
+def three_digits(value: float) -> str:
+    """Three significant digits, keeping trailing zeros: 1.50, 12.0, 512."""
+    if value >= 99.95:
+        return f"{value:.0f}"
+    if value >= 9.995:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
