@@ -1,9 +1,7 @@
 """The package: its public names, docstrings, version, and a quiet import."""
 
 import inspect
-import json
 import re
-import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -82,32 +80,3 @@ def test_version_agrees_with_pyproject_and_metadata():
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert d2lgpu.__version__ == pyproject["project"]["version"]
     assert d2lgpu.__version__ == metadata.version("d2lgpu")
-
-
-# dict.items bypasses RcParams.__getitem__: reading rcParams["backend"] would
-# itself resolve a backend and import pyplot.
-IMPORT_PROBE = r"""
-import json, random, sys, warnings
-import matplotlib, torch
-before = dict(rng=torch.get_rng_state().tolist(), py=repr(random.getstate()),
-              rc=repr(sorted(dict.items(matplotlib.rcParams))), filters=repr(warnings.filters),
-              threads=torch.get_num_threads(),
-              backend=matplotlib.rcParams._get_backend_or_none())
-import d2lgpu
-after = dict(rng=torch.get_rng_state().tolist(), py=repr(random.getstate()),
-             rc=repr(sorted(dict.items(matplotlib.rcParams))), filters=repr(warnings.filters),
-             threads=torch.get_num_threads(),
-             backend=matplotlib.rcParams._get_backend_or_none())
-changed = sorted(k for k in before if before[k] != after[k])
-loaded = sorted(m for m in ("matplotlib.pyplot", "d2lgpu.figures", "d2lgpu.launch",
-                            "IPython") if m in sys.modules)
-print(json.dumps(dict(changed=changed, loaded=loaded)))
-"""
-
-
-def test_import_has_no_side_effects():
-    # Nor does it import pyplot, the chapters' figures module or the launcher.
-    done = subprocess.run([sys.executable, "-c", IMPORT_PROBE],
-                          capture_output=True, text=True, timeout=60, check=True)
-    result = json.loads(done.stdout.splitlines()[-1])
-    assert result == {"changed": [], "loaded": []}
