@@ -1,7 +1,7 @@
 """Argument checks and number formatting shared by d2lgpu's modules (private).
 
-Every message has one shape: ``"<where>: <name> must be <what>, got <value>"``,
-e.g. ``"try_gpu(i): i must be an int >= 0, got -1"``.
+Every message has one shape: ``"<function>(<name>): <name> must be <what>, got
+<value>"``, e.g. ``"try_gpu(i): i must be an int >= 0, got -1"``.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ import numbers
 __all__: list[str] = []  # private: imported by d2lgpu's modules only
 
 
-def check_int(value, where: str, name: str, minimum: int) -> int:
+def check_int(value, function: str, name: str, minimum: int) -> int:
     """``value`` as an int >= ``minimum``; TypeError or ValueError otherwise."""
-    message = f"{where}: {name} must be an int >= {minimum}, got {value!r}"
+    message = (f"{function}({name}): {name} must be an int >= {minimum}, "
+               f"got {value!r}")
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(message)
     if value < minimum:
@@ -22,10 +23,13 @@ def check_int(value, where: str, name: str, minimum: int) -> int:
     return int(value)
 
 
-def check_real(value, where: str, name: str, minimum: float | None = None) -> float:
+def check_real(value, function: str, name: str, minimum: float | None = None,
+               hint: str = "") -> float:
     """``value`` as a finite float (>= ``minimum`` unless None); TypeError or ValueError otherwise."""
     bound = "" if minimum is None else f" >= {minimum}"
-    message = f"{where}: {name} must be a finite number{bound}, got {value!r}"
+    hint = f" ({hint})" if hint else ""
+    message = (f"{function}({name}): {name} must be a finite number{bound}"
+               f"{hint}, got {value!r}")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(message)
     if not math.isfinite(value) or (minimum is not None and value < minimum):
@@ -33,10 +37,11 @@ def check_real(value, where: str, name: str, minimum: float | None = None) -> fl
     return float(value)
 
 
-def check_bool(value, where: str, name: str) -> bool:
+def check_bool(value, function: str, name: str) -> bool:
     """``value`` if it is True or False; TypeError otherwise."""
     if not isinstance(value, bool):
-        raise TypeError(f"{where}: {name} must be True or False, got {value!r}")
+        raise TypeError(
+            f"{function}({name}): {name} must be True or False, got {value!r}")
     return value
 
 

@@ -99,7 +99,7 @@ def cpu() -> torch.device:
 
 def gpu(i: int = 0) -> torch.device:
     """The i-th accelerator's name, ``cuda:i`` where there is none; not checked to exist (chapter "Computing devices")."""
-    i = check_int(i, "gpu(i)", "i", 0)
+    i = check_int(i, "gpu", "i", 0)
     return torch.device(accelerator() or "cuda", i)
 
 
@@ -117,7 +117,7 @@ def num_gpus() -> int:
 
 def try_gpu(i: int = 0) -> torch.device:
     """``gpu(i)`` if that device exists, else ``cpu()`` (chapter "Computing devices")."""
-    i = check_int(i, "try_gpu(i)", "i", 0)
+    i = check_int(i, "try_gpu", "i", 0)
     if i < num_gpus():
         return gpu(i)
     return cpu()
@@ -132,7 +132,7 @@ def try_all_gpus() -> list[torch.device]:
 
 def format_bytes(n: int | float) -> str:
     """A byte count in binary units, e.g. '1.50 GiB', '512 MiB', '12.0 KiB' (chapter "Tensors and GPUs")."""
-    n = check_real(n, "format_bytes(n)", "n", 0)
+    n = check_real(n, "format_bytes", "n", 0)
     value, unit = n, "B"
     for next_unit in ("KiB", "MiB", "GiB", "TiB"):
         if value < 1024 or unit == "TiB":

@@ -108,7 +108,7 @@ _TIME_UNITS = (("s", 1.0), ("ms", 1e-3), ("\u00b5s", 1e-6), ("ns", 1e-9))
 
 def format_time(seconds: float) -> str:
     """A duration with three significant digits and a unit, e.g. '1.23 ms', '4.56 µs', '850 ns', '1.20 s' (chapter "Tensors and GPUs")."""
-    seconds = check_real(seconds, "format_time(seconds)", "seconds", 0)
+    seconds = check_real(seconds, "format_time", "seconds", 0)
     # The largest unit the duration reaches; nanoseconds below one.
     index = next((k for k, (_, scale) in enumerate(_TIME_UNITS)
                   if seconds >= scale), len(_TIME_UNITS) - 1)
@@ -190,14 +190,14 @@ def benchmark(fn, *args, device=None, warmup=1, repeat=7, min_block_time=0.02,
         raise TypeError(
             f"benchmark(fn): fn must be callable, got {fn!r} of type "
             f"{type(fn).__name__}")
-    warmup = check_int(warmup, "benchmark()", "warmup", 0)
-    repeat = check_int(repeat, "benchmark()", "repeat", 1)
-    min_block_time = check_real(min_block_time, "benchmark()",
-                                "min_block_time (seconds)", 0)
-    sync = check_bool(sync, "benchmark()", "sync")
+    warmup = check_int(warmup, "benchmark", "warmup", 0)
+    repeat = check_int(repeat, "benchmark", "repeat", 1)
+    min_block_time = check_real(min_block_time, "benchmark", "min_block_time",
+                                0, hint="seconds")
+    sync = check_bool(sync, "benchmark", "sync")
     if label is not None and not isinstance(label, str):
         raise TypeError(
-            f"benchmark(): label must be a str or None, got {label!r}")
+            f"benchmark(label): label must be a str or None, got {label!r}")
 
     if device is not None:
         wait_for = [_as_device(device, "benchmark(device)")]

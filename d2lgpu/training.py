@@ -99,7 +99,7 @@ class SyntheticRegressionData(DataModule):
             raise ValueError(
                 f"SyntheticRegressionData(w): w must be a non-empty 1-D "
                 f"sequence of weights, got shape {tuple(w.shape)}")
-        where = "SyntheticRegressionData()"
+        where = "SyntheticRegressionData"
         b = check_real(b, where, "b")
         noise = check_real(noise, where, "noise", 0)
         num_train = check_int(num_train, where, "num_train", 1)
@@ -136,7 +136,7 @@ class LinearRegression(Module):
 
     def __init__(self, lr=0.03):
         super().__init__()
-        self.lr = check_real(lr, "LinearRegression()", "lr", 0)
+        self.lr = check_real(lr, "LinearRegression", "lr", 0)
         self.net = nn.LazyLinear(1)
 
     def loss(self, y_hat, y):
@@ -168,12 +168,12 @@ class Trainer:
 
     def __init__(self, max_epochs, num_gpus=0, gradient_clip_val=0, *,
                  plot=True):
-        max_epochs = check_int(max_epochs, "Trainer()", "max_epochs", 1)
-        num_gpus = check_int(num_gpus, "Trainer()", "num_gpus", 0)
-        gradient_clip_val = check_real(
-            gradient_clip_val, "Trainer()",
-            "gradient_clip_val (0 turns clipping off)", 0)
-        plot = check_bool(plot, "Trainer()", "plot")
+        max_epochs = check_int(max_epochs, "Trainer", "max_epochs", 1)
+        num_gpus = check_int(num_gpus, "Trainer", "num_gpus", 0)
+        gradient_clip_val = check_real(gradient_clip_val, "Trainer",
+                                       "gradient_clip_val", 0,
+                                       hint="0 turns clipping off")
+        plot = check_bool(plot, "Trainer", "plot")
         available = devices.num_gpus()
         if num_gpus > available:
             warnings.warn(

@@ -219,16 +219,16 @@ def test_benchmark_keeps_the_callers_thread_count():
 
 
 @pytest.mark.parametrize("kwargs, error, message", [
-    (dict(repeat=0), ValueError, "repeat must be an int >= 1, got 0"),
+    (dict(repeat=0), ValueError, "benchmark(repeat): repeat must be an int >= 1, got 0"),
     (dict(repeat=2.5), TypeError, "repeat must be an int >= 1, got 2.5"),
     (dict(warmup=-1), ValueError, "warmup must be an int >= 0, got -1"),
     (dict(warmup=True), TypeError, "warmup must be an int >= 0, got True"),
-    (dict(min_block_time=-0.1), ValueError,
-     "benchmark(): min_block_time (seconds) must be a finite number >= 0, got -0.1"),
+    (dict(min_block_time=-0.1), ValueError, "benchmark(min_block_time): "
+     "min_block_time must be a finite number >= 0 (seconds), got -0.1"),
     (dict(min_block_time="1s"), TypeError,
-     "min_block_time (seconds) must be a finite number >= 0, got '1s'"),
-    (dict(sync="yes"), TypeError, "benchmark(): sync must be True or False, got 'yes'"),
-    (dict(label=3), TypeError, "label must be a str or None"),
+     "min_block_time must be a finite number >= 0 (seconds), got '1s'"),
+    (dict(sync="yes"), TypeError, "benchmark(sync): sync must be True or False, got 'yes'"),
+    (dict(label=3), TypeError, "benchmark(label): label must be a str or None, got 3"),
     (dict(device=0), TypeError, "device must be None, a str or a torch.device"),
     (dict(device="gpu7"), ValueError, "device must name a torch device"),
 ])

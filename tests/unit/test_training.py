@@ -59,12 +59,12 @@ def test_synthetic_data_without_validation():
     (dict(w=[[1.0, 2.0]]), ValueError, "w must be a non-empty 1-D sequence"),
     (dict(noise=-1), ValueError, "noise must be a finite number >= 0"),
     (dict(num_train=0), ValueError,
-     "SyntheticRegressionData(): num_train must be an int >= 1, got 0"),
+     "SyntheticRegressionData(num_train): num_train must be an int >= 1, got 0"),
     (dict(num_val=-1), ValueError, "num_val must be an int >= 0, got -1"),
     (dict(batch_size=2.5), TypeError, "batch_size must be an int >= 1, got 2.5"),
     (dict(seed="0"), TypeError, "seed must be an int >= 0, got '0'"),
     (dict(b="4.2"), TypeError,
-     "SyntheticRegressionData(): b must be a finite number, got '4.2'"),
+     "SyntheticRegressionData(b): b must be a finite number, got '4.2'"),
     (dict(b=float("inf")), ValueError, "b must be a finite number, got inf"),
 ])
 def test_synthetic_data_bad_input(kwargs, error, message):
@@ -99,7 +99,7 @@ def test_linear_regression_steps():
     assert isinstance(optim, torch.optim.SGD)
     assert optim.param_groups[0]["lr"] == 0.1
     with pytest.raises(ValueError, match=re.escape(
-            "LinearRegression(): lr must be a finite number >= 0, got -0.1")):
+            "LinearRegression(lr): lr must be a finite number >= 0, got -0.1")):
         d2lgpu.LinearRegression(lr=-0.1)
 
 
@@ -440,16 +440,16 @@ def test_prepare_model_leaves_the_model_on_the_cpu(cuda_count_0):
 # --- Trainer: bad input. ---------------------------------------------------------
 
 @pytest.mark.parametrize("kwargs, error, message", [
-    (dict(max_epochs=0), ValueError, "Trainer(): max_epochs must be an int >= 1, got 0"),
-    (dict(max_epochs=2.0), TypeError, "Trainer(): max_epochs must be an int >= 1, got 2.0"),
+    (dict(max_epochs=0), ValueError, "Trainer(max_epochs): max_epochs must be an int >= 1, got 0"),
+    (dict(max_epochs=2.0), TypeError, "Trainer(max_epochs): max_epochs must be an int >= 1, got 2.0"),
     (dict(max_epochs=True), TypeError, "max_epochs must be an int >= 1, got True"),
-    (dict(num_gpus=-1), ValueError, "Trainer(): num_gpus must be an int >= 0, got -1"),
-    (dict(num_gpus=1.5), TypeError, "Trainer(): num_gpus must be an int >= 0, got 1.5"),
+    (dict(num_gpus=-1), ValueError, "Trainer(num_gpus): num_gpus must be an int >= 0, got -1"),
+    (dict(num_gpus=1.5), TypeError, "Trainer(num_gpus): num_gpus must be an int >= 0, got 1.5"),
     (dict(num_gpus="1"), TypeError, "num_gpus must be an int >= 0, got '1'"),
-    (dict(gradient_clip_val=-0.5), ValueError, "Trainer(): gradient_clip_val (0 turns clipping off) must be a finite number >= 0, got -0.5"),
-    (dict(gradient_clip_val=float("nan")), ValueError, "gradient_clip_val (0 turns clipping off) must be a finite number >= 0"),
-    (dict(gradient_clip_val="1"), TypeError, "gradient_clip_val (0 turns clipping off) must be a finite number >= 0, got '1'"),
-    (dict(plot="no"), TypeError, "Trainer(): plot must be True or False, got 'no'"),
+    (dict(gradient_clip_val=-0.5), ValueError, "Trainer(gradient_clip_val): gradient_clip_val must be a finite number >= 0 (0 turns clipping off), got -0.5"),
+    (dict(gradient_clip_val=float("nan")), ValueError, "gradient_clip_val must be a finite number >= 0 (0 turns clipping off), got nan"),
+    (dict(gradient_clip_val="1"), TypeError, "gradient_clip_val must be a finite number >= 0 (0 turns clipping off), got '1'"),
+    (dict(plot="no"), TypeError, "Trainer(plot): plot must be True or False, got 'no'"),
 ])
 def test_trainer_bad_input(kwargs, error, message):
     args = dict(max_epochs=1) | kwargs
