@@ -1,7 +1,7 @@
 """Argument checks and number formatting shared by d2lgpu's modules (private).
 
 Every message has one shape: ``"<function>(<name>): <name> must be <what>, got
-<value>"``, e.g. ``"try_gpu(i): i must be an int >= 0, got -1"``.
+<value>"``, e.g. ``"try_gpu(i): i must be a non-negative int, got -1"``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ __all__: list[str] = []  # private: imported by d2lgpu's modules only
 
 def check_int(value, function: str, name: str, minimum: int) -> int:
     """``value`` as an int >= ``minimum``; TypeError or ValueError otherwise."""
-    message = (f"{function}({name}): {name} must be an int >= {minimum}, "
-               f"got {value!r}")
+    what = "a non-negative int" if minimum == 0 else f"an int >= {minimum}"
+    message = f"{function}({name}): {name} must be {what}, got {value!r}"
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(message)
     if value < minimum:

@@ -155,7 +155,7 @@ def test_force_cpu_bad_value(monkeypatch, cuda_count_1, value):
 def test_bad_index(helper, bad, error):
     name = helper.__name__
     with pytest.raises(error, match=re.escape(
-            f"{name}(i): i must be an int >= 0, got {bad!r}")):
+            f"{name}(i): i must be a non-negative int, got {bad!r}")):
         helper(bad)
 
 

@@ -221,8 +221,8 @@ def test_benchmark_keeps_the_callers_thread_count():
 @pytest.mark.parametrize("kwargs, error, message", [
     (dict(repeat=0), ValueError, "benchmark(repeat): repeat must be an int >= 1, got 0"),
     (dict(repeat=2.5), TypeError, "repeat must be an int >= 1, got 2.5"),
-    (dict(warmup=-1), ValueError, "warmup must be an int >= 0, got -1"),
-    (dict(warmup=True), TypeError, "warmup must be an int >= 0, got True"),
+    (dict(warmup=-1), ValueError, "warmup must be a non-negative int, got -1"),
+    (dict(warmup=True), TypeError, "warmup must be a non-negative int, got True"),
     (dict(min_block_time=-0.1), ValueError, "benchmark(min_block_time): "
      "min_block_time must be a finite number >= 0 (seconds), got -0.1"),
     (dict(min_block_time="1s"), TypeError,
