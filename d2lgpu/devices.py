@@ -80,7 +80,10 @@ def _cpu_forced() -> bool:
 # --- d2l's device helpers. ---------------------------------------------------
 
 def accelerator() -> str | None:
-    """The accelerator type in use: 'cuda', 'mps', 'xpu' or None (chapter "Computing devices")."""
+    """The accelerator type in use: 'cuda', 'mps', 'xpu' or None (chapter "Computing devices").
+
+    None also where ``D2LGPU_FORCE_CPU=1``; the other helpers follow it.
+    """
     if _cpu_forced():
         return None
     if _cuda_device_count() > 0:
