@@ -8,10 +8,9 @@ import base64
 import json
 import textwrap
 
+import nbclient
+import nbformat
 import pytest
-
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
 
 # dict.items bypasses RcParams.__getitem__: reading rcParams["backend"] would
 # itself resolve a backend and import pyplot.
