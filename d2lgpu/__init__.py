@@ -8,7 +8,7 @@ introduces it.
 from .devices import (accelerator, cpu, device_report, format_bytes, gpu,
                       num_gpus, show_devices, try_all_gpus, try_gpu)
 from .plotting import ProgressBoard
-from .timing import Measurement, Timer, benchmark, format_time, synchronize
+from .timing import Measurement, benchmark, format_time, synchronize
 from .training import (DataModule, LinearRegression, Module,
                        SyntheticRegressionData, Trainer)
 
@@ -19,7 +19,7 @@ __all__ = [
     "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpus", "accelerator",
     "device_report", "show_devices", "format_bytes",
     # Tensors and GPUs: timing
-    "synchronize", "benchmark", "Measurement", "Timer", "format_time",
+    "synchronize", "benchmark", "Measurement", "format_time",
     # Neural networks and GPUs: training
     "Module", "DataModule", "SyntheticRegressionData", "LinearRegression",
     "Trainer", "ProgressBoard",

@@ -5,15 +5,24 @@ The names and meanings are d2l's (``cpu``, ``gpu``, ``num_gpus``, ``try_gpu``,
 then Intel's XPU. Everything this module knows about the hardware comes from
 the three small probes ``_cuda_device_count``, ``_mps_is_available`` and
 ``_xpu_device_count``; tests replace them to pretend to have GPUs.
+
+Forcing the CPU: with the environment variable ``D2LGPU_FORCE_CPU=1``,
+d2lgpu behaves as on a machine without an accelerator, even where there is
+one: ``accelerator()`` is None, ``num_gpus()`` 0, ``try_gpu()`` the CPU,
+``try_all_gpus()`` empty, and the ``Trainer`` trains on the CPU. The variable
+is read at every call (set it in ``os.environ`` at any time); unset, empty or
+``0`` leaves the devices alone, and any other value than ``1`` is an error.
 """
 
 from __future__ import annotations
 
-import numbers
+import os
 import shutil
 import subprocess
 
 import torch
+
+from ._checks import check_int, check_real, three_digits
 
 __all__ = [
     "cpu",
@@ -51,23 +60,32 @@ def _xpu_device_count() -> int:
     return xpu.device_count()
 
 
-# --- Argument checking. ------------------------------------------------------
+# --- Forcing the CPU. ----------------------------------------------------------
 
-def _check_index(i, where: str) -> int:
-    """Return ``i`` as an int, or raise naming ``where`` and what is accepted."""
-    if isinstance(i, bool) or not isinstance(i, numbers.Integral):
-        raise TypeError(
-            f"{where}: i must be a non-negative int, got {i!r} "
-            f"of type {type(i).__name__}")
-    if i < 0:
-        raise ValueError(f"{where}: i must be a non-negative int, got {i!r}")
-    return int(i)
+FORCE_CPU = "D2LGPU_FORCE_CPU"
+
+
+def _cpu_forced() -> bool:
+    """Whether ``D2LGPU_FORCE_CPU`` asks for the CPU ('1'), or not (unset, '' or '0')."""
+    value = os.environ.get(FORCE_CPU, "").strip()
+    if value in ("", "0"):
+        return False
+    if value == "1":
+        return True
+    raise ValueError(
+        f"environment variable {FORCE_CPU} must be '1' (use the CPU), '0' or "
+        f"unset (use the accelerator), got {os.environ[FORCE_CPU]!r}")
 
 
 # --- d2l's device helpers. ---------------------------------------------------
 
 def accelerator() -> str | None:
-    """The accelerator type in use: 'cuda', 'mps', 'xpu' or None (chapter "Computing devices")."""
+    """The accelerator type in use: 'cuda', 'mps', 'xpu' or None (chapter "Computing devices").
+
+    None also where ``D2LGPU_FORCE_CPU=1``; the other helpers follow it.
+    """
+    if _cpu_forced():
+        return None
     if _cuda_device_count() > 0:
         return "cuda"
     if _mps_is_available():
@@ -84,7 +102,7 @@ def cpu() -> torch.device:
 
 def gpu(i: int = 0) -> torch.device:
     """The i-th accelerator's name, ``cuda:i`` where there is none; not checked to exist (chapter "Computing devices")."""
-    i = _check_index(i, "gpu(i)")
+    i = check_int(i, "gpu", "i", 0)
     return torch.device(accelerator() or "cuda", i)
 
 
@@ -102,7 +120,7 @@ def num_gpus() -> int:
 
 def try_gpu(i: int = 0) -> torch.device:
     """``gpu(i)`` if that device exists, else ``cpu()`` (chapter "Computing devices")."""
-    i = _check_index(i, "try_gpu(i)")
+    i = check_int(i, "try_gpu", "i", 0)
     if i < num_gpus():
         return gpu(i)
     return cpu()
@@ -117,47 +135,46 @@ def try_all_gpus() -> list[torch.device]:
 
 def format_bytes(n: int | float) -> str:
     """A byte count in binary units, e.g. '1.50 GiB', '512 MiB', '12.0 KiB' (chapter "Tensors and GPUs")."""
-    if isinstance(n, bool) or not isinstance(n, numbers.Real):
-        raise TypeError(
-            f"format_bytes(n): n must be a non-negative number of bytes, "
-            f"got {n!r}")
-    if not n >= 0:  # also catches NaN
-        raise ValueError(
-            f"format_bytes(n): n must be a non-negative number of bytes, "
-            f"got {n!r}")
-    value, unit = float(n), "B"
+    n = check_real(n, "format_bytes", "n", 0)
+    value, unit = n, "B"
     for next_unit in ("KiB", "MiB", "GiB", "TiB"):
         if value < 1024 or unit == "TiB":
             break
         value, unit = value / 1024, next_unit
     if unit == "B":
         return f"{int(value)} B"
-    return f"{_three_digits(value)} {unit}"
+    return f"{three_digits(value)} {unit}"
 
 
-def _three_digits(value: float) -> str:
-    """Three significant digits, keeping trailing zeros: 1.50, 12.0, 512."""
-    if value >= 99.95:
-        return f"{value:.0f}"
-    if value >= 9.995:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
+def _memory_lines(kind: str, backend, count: int) -> list[str]:
+    """Name and memory of each CUDA or XPU device, creating no context.
 
-
-def _cuda_lines() -> list[str]:
+    ``mem_get_info`` (free and total memory, all processes) needs a context
+    on the device and creates one (hundreds of MiB) where there is none, so
+    it is asked only about devices where this process already holds memory
+    (``memory_reserved(i) > 0``, read from PyTorch's caching allocator, which
+    creates nothing). Elsewhere the report gives the total from the device's
+    properties.
+    """
     lines = []
-    for i in range(_cuda_device_count()):
-        props = torch.cuda.get_device_properties(i)
-        free, total = torch.cuda.mem_get_info(i)
-        allocated = torch.cuda.memory_allocated(i)
-        reserved = torch.cuda.memory_reserved(i)
-        lines.append(f"cuda:{i}: {props.name}")
-        lines.append(
-            f"  memory: {format_bytes(total - free)} used of "
-            f"{format_bytes(total)} (all processes)")
-        lines.append(
-            f"  this process: {format_bytes(allocated)} in tensors, "
-            f"{format_bytes(reserved)} reserved by PyTorch's caching allocator")
+    allocated = getattr(backend, "memory_allocated", None)
+    reserved = getattr(backend, "memory_reserved", None)
+    mem_get_info = getattr(backend, "mem_get_info", None)
+    for i in range(count):
+        props = backend.get_device_properties(i)
+        lines.append(f"{kind}:{i}: {props.name}")
+        held = reserved(i) if reserved is not None else 0
+        if mem_get_info is not None and held > 0:
+            free, total = mem_get_info(i)
+            lines.append(
+                f"  memory: {format_bytes(total - free)} used of "
+                f"{format_bytes(total)} (all processes)")
+        else:
+            lines.append(f"  memory: {format_bytes(props.total_memory)} total")
+        if allocated is not None and reserved is not None:
+            lines.append(
+                f"  this process: {format_bytes(allocated(i))} in tensors, "
+                f"{format_bytes(held)} reserved by PyTorch's caching allocator")
     return lines
 
 
@@ -178,35 +195,12 @@ def _mps_lines() -> list[str]:
     return lines
 
 
-def _xpu_lines() -> list[str]:
-    xpu = torch.xpu
-    lines = []
-    for i in range(_xpu_device_count()):
-        props = xpu.get_device_properties(i)
-        lines.append(f"xpu:{i}: {props.name}")
-        mem_get_info = getattr(xpu, "mem_get_info", None)
-        if mem_get_info is not None:
-            free, total = mem_get_info(i)
-            lines.append(
-                f"  memory: {format_bytes(total - free)} used of "
-                f"{format_bytes(total)} (all processes)")
-        else:
-            lines.append(f"  memory: {format_bytes(props.total_memory)} total")
-        allocated = getattr(xpu, "memory_allocated", None)
-        reserved = getattr(xpu, "memory_reserved", None)
-        if allocated is not None and reserved is not None:
-            lines.append(
-                f"  this process: {format_bytes(allocated(i))} in tensors, "
-                f"{format_bytes(reserved(i))} reserved by PyTorch's caching "
-                f"allocator")
-    return lines
-
-
 def device_report() -> str:
-    """Each accelerator's name and memory (total, used, this process's), from PyTorch itself (chapter "Tensors and GPUs")."""
+    """Each accelerator's name and memory (total or used, this process's), from PyTorch itself, creating no GPU context (chapter "Tensors and GPUs")."""
     kind = accelerator()
     if kind is None:
-        return (f"No accelerator: running on the CPU "
+        forced = f" in use ({FORCE_CPU}=1)" if _cpu_forced() else ""
+        return (f"No accelerator{forced}: running on the CPU "
                 f"({torch.get_num_threads()} threads)")
     count = num_gpus()
     header = f"{count} {kind.upper()} device{'s' if count != 1 else ''}"
@@ -214,7 +208,10 @@ def device_report() -> str:
         header += f" (PyTorch {torch.__version__}, CUDA {torch.version.cuda})"
     else:
         header += f" (PyTorch {torch.__version__})"
-    lines = {"cuda": _cuda_lines, "mps": _mps_lines, "xpu": _xpu_lines}[kind]()
+    if kind == "mps":
+        lines = _mps_lines()
+    else:
+        lines = _memory_lines(kind, getattr(torch, kind), count)
     return "\n".join([header, *lines])
 
 

@@ -1,16 +1,21 @@
 """d2l 1.0's minimal training loop, on a device, with the loss log kept there.
 
-Differences from d2l on purpose: the ``Trainer`` (not the model) records the
-loss; it adds each batch's loss to a tensor on the training device and copies
-the epoch's averages to the host once per epoch (``host_transfers`` counts
-the copies), instead of converting every batch's loss to a Python number,
-which would wait for the GPU after every step.
+Differences from d2l on purpose, so that the CPU waits for a CUDA GPU once per
+epoch and not at every minibatch:
+
+- batches come from DataLoaders that pin them in page-locked memory when the
+  training device is CUDA (the ``Trainer`` sets ``data.pin_memory``), and
+  ``prepare_batch`` copies them with ``.to(device, non_blocking=True)``: a
+  copy from pageable memory, or a blocking one, would wait for the GPU to
+  finish the previous step;
+- the ``Trainer`` (not the model) records the loss: it adds each batch's loss
+  to a tensor on the training device and copies the epoch's averages to the
+  host once per epoch (``host_transfers`` counts these copies) instead of
+  converting every batch's loss to a Python number, which waits for the GPU.
 """
 
 from __future__ import annotations
 
-import math
-import numbers
 import warnings
 
 import torch
@@ -18,6 +23,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from . import devices
+from ._checks import check_bool, check_int, check_real
 from .plotting import ProgressBoard
 
 __all__ = [
@@ -27,24 +33,6 @@ __all__ = [
     "LinearRegression",
     "Trainer",
 ]
-
-
-def _check_int(value, where: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{where} must be an int >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{where} must be an int >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_real(value, where: str, minimum: float | None) -> float:
-    bound = "" if minimum is None else f" >= {minimum}"
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{where} must be a number{bound}, got {value!r}")
-    if not math.isfinite(value) or (minimum is not None and value < minimum):
-        raise ValueError(
-            f"{where} must be a finite number{bound}, got {value!r}")
-    return float(value)
 
 
 class Module(nn.Module):
@@ -78,7 +66,14 @@ class Module(nn.Module):
 
 
 class DataModule:
-    """Base data: ``train_dataloader()`` and ``val_dataloader()`` call ``get_dataloader(train)`` (chapter "Neural networks and GPUs")."""
+    """Base data: ``train_dataloader()`` and ``val_dataloader()`` call ``get_dataloader(train)`` (chapter "Neural networks and GPUs").
+
+    ``pin_memory`` (False here) asks ``get_dataloader`` for batches in pinned
+    (page-locked) memory; the ``Trainer`` sets it to whether it trains on CUDA
+    before asking for the dataloaders.
+    """
+
+    pin_memory = False
 
     def get_dataloader(self, train: bool):
         """An iterable of batches for training (``train=True``) or validation."""
@@ -104,15 +99,13 @@ class SyntheticRegressionData(DataModule):
             raise ValueError(
                 f"SyntheticRegressionData(w): w must be a non-empty 1-D "
                 f"sequence of weights, got shape {tuple(w.shape)}")
-        b = _check_real(b, "SyntheticRegressionData(b): b", None)
-        noise = _check_real(noise, "SyntheticRegressionData(noise): noise", 0)
-        num_train = _check_int(
-            num_train, "SyntheticRegressionData(num_train): num_train", 1)
-        num_val = _check_int(
-            num_val, "SyntheticRegressionData(num_val): num_val", 0)
-        batch_size = _check_int(
-            batch_size, "SyntheticRegressionData(batch_size): batch_size", 1)
-        seed = _check_int(seed, "SyntheticRegressionData(seed): seed", 0)
+        where = "SyntheticRegressionData"
+        b = check_real(b, where, "b")
+        noise = check_real(noise, where, "noise", 0)
+        num_train = check_int(num_train, where, "num_train", 1)
+        num_val = check_int(num_val, where, "num_val", 0)
+        batch_size = check_int(batch_size, where, "batch_size", 1)
+        seed = check_int(seed, where, "seed", 0)
         self.w, self.b, self.noise = w, b, noise
         self.num_train, self.num_val = num_train, num_val
         self.batch_size, self.seed = batch_size, seed
@@ -125,7 +118,7 @@ class SyntheticRegressionData(DataModule):
         self._shuffle = torch.Generator().manual_seed(seed + 1)
 
     def get_dataloader(self, train: bool):
-        """A DataLoader over the first ``num_train`` (shuffled) or the last ``num_val`` examples."""
+        """A DataLoader over the first ``num_train`` (shuffled) or the last ``num_val`` examples, pinned if ``pin_memory``."""
         if train:
             part = slice(0, self.num_train)
         else:
@@ -134,7 +127,8 @@ class SyntheticRegressionData(DataModule):
             part = slice(self.num_train, None)
         dataset = TensorDataset(self.X[part], self.y[part])
         return DataLoader(dataset, batch_size=self.batch_size, shuffle=train,
-                          generator=self._shuffle if train else None)
+                          generator=self._shuffle if train else None,
+                          pin_memory=bool(self.pin_memory))
 
 
 class LinearRegression(Module):
@@ -142,7 +136,7 @@ class LinearRegression(Module):
 
     def __init__(self, lr=0.03):
         super().__init__()
-        self.lr = _check_real(lr, "LinearRegression(lr): lr", 0)
+        self.lr = check_real(lr, "LinearRegression", "lr", 0)
         self.net = nn.LazyLinear(1)
 
     def loss(self, y_hat, y):
@@ -162,24 +156,24 @@ class Trainer:
     """Trains a Module on a DataModule on the first ``min(num_gpus, available)`` accelerators, logging the loss on the device (chapter "Neural networks and GPUs").
 
     ``.gpus`` lists the devices kept (a UserWarning says so once when fewer
-    exist than asked for); ``fit`` moves the model and every batch to
-    ``.gpus[0]``, or keeps them on the CPU when ``.gpus`` is empty. After
-    ``fit``, ``.train_loss`` and ``.val_loss`` hold one float per epoch (the
-    mean loss over that epoch's examples) and ``.host_transfers`` counts the
-    copies of the loss log to the host: exactly one per epoch. With
-    ``plot=True`` a ProgressBoard (``.board``) draws both curves.
+    exist than asked for; none with ``D2LGPU_FORCE_CPU=1``); ``fit`` moves the
+    model and every batch to ``.gpus[0]`` (batches pinned on CUDA and copied
+    without blocking), or keeps them on the CPU when ``.gpus`` is empty.
+    After ``fit``, ``.train_loss`` and ``.val_loss`` hold one float per epoch
+    (the mean loss over that epoch's examples) and ``.host_transfers`` counts
+    the copies of the loss log to the host: exactly one per epoch, the only
+    time an epoch waits for the device. With ``plot=True`` a ProgressBoard
+    (``.board``) draws both curves.
     """
 
     def __init__(self, max_epochs, num_gpus=0, gradient_clip_val=0, *,
                  plot=True):
-        max_epochs = _check_int(max_epochs, "Trainer(max_epochs): max_epochs", 1)
-        num_gpus = _check_int(num_gpus, "Trainer(num_gpus): num_gpus", 0)
-        gradient_clip_val = _check_real(
-            gradient_clip_val,
-            "Trainer(gradient_clip_val): gradient_clip_val (0 turns clipping off)",
-            0)
-        if not isinstance(plot, bool):
-            raise TypeError(f"Trainer(plot): plot must be True or False, got {plot!r}")
+        max_epochs = check_int(max_epochs, "Trainer", "max_epochs", 1)
+        num_gpus = check_int(num_gpus, "Trainer", "num_gpus", 0)
+        gradient_clip_val = check_real(gradient_clip_val, "Trainer",
+                                       "gradient_clip_val", 0,
+                                       hint="0 turns clipping off")
+        plot = check_bool(plot, "Trainer", "plot")
         available = devices.num_gpus()
         if num_gpus > available:
             warnings.warn(
@@ -210,7 +204,9 @@ class Trainer:
         return self.gpus[0] if self.gpus else devices.cpu()
 
     def prepare_data(self, data) -> None:
-        """Ask ``data`` for its dataloaders and count their batches."""
+        """Ask ``data`` for its dataloaders (pinned when training on CUDA) and count their batches."""
+        if isinstance(data, DataModule):
+            data.pin_memory = self.device.type == "cuda"
         self.train_dataloader = data.train_dataloader()
         self.val_dataloader = data.val_dataloader()
         self.num_train_batches = len(self.train_dataloader)
@@ -230,9 +226,9 @@ class Trainer:
         return model
 
     def prepare_batch(self, batch):
-        """Move every tensor of ``batch`` to ``.gpus[0]`` (unchanged on the CPU)."""
+        """Copy every tensor of ``batch`` to ``.gpus[0]`` without blocking (unchanged on the CPU)."""
         if self.gpus:
-            batch = [a.to(self.gpus[0]) for a in batch]
+            batch = [a.to(self.gpus[0], non_blocking=True) for a in batch]
         return batch
 
     def fit(self, model, data) -> None:

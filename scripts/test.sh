@@ -7,7 +7,10 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup.sh
-# One worker per core; --dist loadfile keeps each notebook in one kernel.
+# One worker per core; --dist loadfile keeps each notebook in one kernel, and
+# --no-loadscope-reorder hands out the files in the order tests/conftest.py
+# sets (long ones first).
 exec .venv/bin/python -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile \
+  --no-loadscope-reorder \
   --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg \
   -p no:cacheprovider "$@"

@@ -13,6 +13,29 @@ BUILD = ROOT / "_build"
 HTML = BUILD / "html"
 BUILD_TIMEOUT = 900  # seconds; the cold build executes every chapter
 
+# The order in which the xdist workers get the test files (scripts/test.sh
+# keeps it with --no-loadscope-reorder): long files first, so that the short
+# unit tests fill the gaps at the end instead of one worker running a long
+# file alone while the other idles. xdist's own default orders files by their
+# number of tests, which put the 44 s of tests/distributed (5 tests) last. The
+# site checks come before the notebooks so that chapters/distributed.ipynb,
+# which also starts several processes, rarely runs beside tests/distributed.
+_FIRST_TO_LAST = ("tests/distributed/", "tests/browser/",
+                  "tests/test_site_build.py", "chapters/")
+
+
+def _rank(item) -> int:
+    path = item.nodeid.split("::", 1)[0]
+    for rank, prefix in enumerate(_FIRST_TO_LAST):
+        if path.startswith(prefix):
+            return rank
+    return len(_FIRST_TO_LAST) + path.startswith("tests/unit/")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Long test files first, unit tests last; each file's own order kept."""
+    items.sort(key=_rank)  # stable: cells of a notebook stay in order
+
 
 def _run_id() -> str:
     # The same for every xdist worker of one pytest run.

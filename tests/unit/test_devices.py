@@ -4,6 +4,7 @@ import re
 import subprocess
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 
@@ -24,12 +25,31 @@ def test_cpu_is_the_cpu_device():
     assert isinstance(d2lgpu.cpu(), torch.device)
 
 
-def test_this_machine_has_no_accelerator():
-    # The unit tests run on a CPU-only machine; the probes must agree with torch.
-    assert devices._cuda_device_count() == (
-        torch.cuda.device_count() if torch.cuda.is_available() else 0)
-    if not torch.cuda.is_available() and not torch.backends.mps.is_available():
-        assert d2lgpu.accelerator() is None
+def _must_not_be_called(*args, **kwargs):
+    raise AssertionError("called although the backend is not available")
+
+
+@pytest.mark.parametrize("backend, probe", [
+    (torch.cuda, devices._cuda_device_count),
+    (torch.xpu, devices._xpu_device_count),
+])
+def test_count_probes_ask_for_the_count_only_when_available(monkeypatch,
+                                                          backend, probe):
+    # device_count() is not even asked where the backend is unavailable (a
+    # CUDA build of torch on a machine without a driver reports no device).
+    monkeypatch.setattr(backend, "is_available", lambda: False)
+    monkeypatch.setattr(backend, "device_count", _must_not_be_called)
+    assert probe() == 0
+    monkeypatch.setattr(backend, "is_available", lambda: True)
+    monkeypatch.setattr(backend, "device_count", lambda: 3)
+    assert probe() == 3
+
+
+def test_mps_probe(monkeypatch):
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    assert devices._mps_is_available() is True
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    assert devices._mps_is_available() is False
 
 
 def test_no_accelerator(cuda_count_0):
@@ -93,11 +113,36 @@ def test_probes_read_torch(monkeypatch):
     assert d2lgpu.try_all_gpus() == [dev("mps:0")]
 
 
-def test_try_all_gpus_docstring_matches_behaviour(cuda_count_0):
-    doc = d2lgpu.try_all_gpus.__doc__
-    assert "``[]`` when there is none" in doc
-    assert "cpu()" not in doc  # d2l's old docstring promised [cpu()]
+# --- D2LGPU_FORCE_CPU=1: as on a machine without an accelerator. -------------
+
+@pytest.mark.parametrize("kinds", [dict(cuda=2), dict(mps=True), dict(xpu=1)],
+                         ids=["cuda", "mps", "xpu"])
+def test_force_cpu(monkeypatch, hardware, kinds):
+    hardware(**kinds)
+    monkeypatch.setenv("D2LGPU_FORCE_CPU", "1")  # read at each call
+    assert d2lgpu.accelerator() is None
+    assert d2lgpu.num_gpus() == 0
+    assert d2lgpu.try_gpu() == cpu and d2lgpu.try_gpu(1) == cpu
     assert d2lgpu.try_all_gpus() == []
+    assert d2lgpu.gpu(1) == dev("cuda:1")  # only a name, as without a GPU
+    assert d2lgpu.device_report().startswith(
+        "No accelerator in use (D2LGPU_FORCE_CPU=1): running on the CPU")
+    monkeypatch.setenv("D2LGPU_FORCE_CPU", "0")
+    assert d2lgpu.accelerator() is not None
+    assert d2lgpu.num_gpus() == kinds.get("cuda", kinds.get("xpu", 1))
+    monkeypatch.setenv("D2LGPU_FORCE_CPU", "")
+    assert d2lgpu.try_gpu() != cpu
+
+
+@pytest.mark.parametrize("value", ["yes please", "true", "2", "cpu"])
+def test_force_cpu_bad_value(monkeypatch, cuda_count_1, value):
+    monkeypatch.setenv("D2LGPU_FORCE_CPU", value)
+    message = (f"environment variable D2LGPU_FORCE_CPU must be '1' (use the "
+               f"CPU), '0' or unset (use the accelerator), got {value!r}")
+    for helper in (d2lgpu.accelerator, d2lgpu.num_gpus, d2lgpu.try_gpu,
+                   d2lgpu.try_all_gpus):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            helper()
 
 
 # --- Bad input. --------------------------------------------------------------
@@ -114,9 +159,9 @@ def test_bad_index(helper, bad, error):
         helper(bad)
 
 
-def test_numpy_style_integers_are_accepted():
-    np = pytest.importorskip("numpy")
+def test_numpy_style_integers_are_accepted(cuda_count_2):
     assert d2lgpu.gpu(np.int64(1)) == dev("cuda:1")
+    assert d2lgpu.try_gpu(np.int64(1)) == dev("cuda:1")
 
 
 # --- Sizes. ------------------------------------------------------------------
@@ -131,9 +176,11 @@ def test_format_bytes(n, text):
 
 
 @pytest.mark.parametrize("bad, error", [(-1, ValueError), ("1", TypeError),
-                                        (float("nan"), ValueError)])
+                                        (float("nan"), ValueError),
+                                        (float("inf"), ValueError)])
 def test_format_bytes_bad(bad, error):
-    with pytest.raises(error, match=r"format_bytes\(n\): n must be"):
+    with pytest.raises(error, match=re.escape(
+            f"format_bytes(n): n must be a finite number >= 0, got {bad!r}")):
         d2lgpu.format_bytes(bad)
 
 
@@ -147,17 +194,28 @@ def test_report_without_accelerator(cuda_count_0):
 
 @pytest.fixture
 def fake_cuda_memory(monkeypatch):
-    """Two fake cards with known memory, read where device_report reads it."""
+    """Two fake cards with known memory, read where device_report reads it.
+
+    This process holds memory on both (1 GiB reserved), so each has a CUDA
+    context and mem_get_info may be asked. Returns the devices it was asked
+    about.
+    """
     gib, mib = 2**30, 2**20
     names = ["NVIDIA Fake A100", "NVIDIA Fake T4"]
+    asked = []
+
+    def mem_get_info(i):
+        asked.append(i)
+        return 30 * gib, 40 * gib  # 10 GiB used
+
     monkeypatch.setattr(torch.cuda, "get_device_properties",
                         lambda i: SimpleNamespace(name=names[i],
                                                   total_memory=40 * gib))
-    monkeypatch.setattr(torch.cuda, "mem_get_info",
-                        lambda i: (30 * gib, 40 * gib))  # 10 GiB used
+    monkeypatch.setattr(torch.cuda, "mem_get_info", mem_get_info)
     monkeypatch.setattr(torch.cuda, "memory_allocated", lambda i: 512 * mib)
     monkeypatch.setattr(torch.cuda, "memory_reserved", lambda i: gib)
     monkeypatch.setattr(torch.version, "cuda", "12.4")
+    return asked
 
 
 def test_report_with_fake_cuda(cuda_count_2, fake_cuda_memory):
@@ -170,6 +228,28 @@ def test_report_with_fake_cuda(cuda_count_2, fake_cuda_memory):
     assert report.count("10.0 GiB used of 40.0 GiB") == 2
     assert report.count("512 MiB in tensors, 1.00 GiB reserved") == 2
     assert "No accelerator" not in report
+    assert fake_cuda_memory == [0, 1]
+
+
+def test_report_creates_no_context_on_an_idle_gpu(cuda_count_2,
+                                                  fake_cuda_memory,
+                                                  monkeypatch):
+    # mem_get_info would create a CUDA context (hundreds of MiB) on a GPU this
+    # process has not used: the report asks it only about cuda:1, where this
+    # process holds memory, and gives cuda:0's total from its properties.
+    gib = 2**30
+    monkeypatch.setattr(torch.cuda, "memory_reserved",
+                        lambda i: [0, gib][i])
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda i: 0)
+    report = d2lgpu.device_report()
+    assert fake_cuda_memory == [1]
+    lines = report.splitlines()
+    first = lines.index("cuda:0: NVIDIA Fake A100")
+    assert lines[first + 1:first + 3] == [
+        "  memory: 40.0 GiB total",
+        "  this process: 0 B in tensors, 0 B reserved by PyTorch's caching "
+        "allocator"]
+    assert "  memory: 10.0 GiB used of 40.0 GiB (all processes)" in lines
 
 
 def test_report_with_fake_mps(mps_available, monkeypatch):
@@ -201,6 +281,20 @@ def test_report_with_fake_xpu(xpu_count_2, monkeypatch):
     assert "xpu:1: Intel Fake Arc 1" in report
     assert report.count("4.00 GiB used of 16.0 GiB") == 2
     assert report.count("256 MiB in tensors, 300 MiB reserved") == 2
+
+
+def test_report_with_an_older_xpu_backend(xpu_count_2, monkeypatch):
+    # Older torch.xpu has no mem_get_info and no allocator figures.
+    gib = 2**30
+    monkeypatch.setattr(torch.xpu, "get_device_properties",
+                        lambda i: SimpleNamespace(name="Intel Fake Max",
+                                                  total_memory=64 * gib))
+    for name in ("mem_get_info", "memory_allocated", "memory_reserved"):
+        monkeypatch.delattr(torch.xpu, name, raising=False)
+    report = d2lgpu.device_report()
+    assert report.splitlines()[1:] == [
+        "xpu:0: Intel Fake Max", "  memory: 64.0 GiB total",
+        "xpu:1: Intel Fake Max", "  memory: 64.0 GiB total"]
 
 
 def test_report_sizes_survive_the_notebook_sanitizer(cuda_count_1,

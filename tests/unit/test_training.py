@@ -58,11 +58,13 @@ def test_synthetic_data_without_validation():
     (dict(w=[]), ValueError, "w must be a non-empty 1-D sequence"),
     (dict(w=[[1.0, 2.0]]), ValueError, "w must be a non-empty 1-D sequence"),
     (dict(noise=-1), ValueError, "noise must be a finite number >= 0"),
-    (dict(num_train=0), ValueError, "num_train must be an int >= 1, got 0"),
-    (dict(num_val=-1), ValueError, "num_val must be an int >= 0, got -1"),
+    (dict(num_train=0), ValueError,
+     "SyntheticRegressionData(num_train): num_train must be an int >= 1, got 0"),
+    (dict(num_val=-1), ValueError, "num_val must be a non-negative int, got -1"),
     (dict(batch_size=2.5), TypeError, "batch_size must be an int >= 1, got 2.5"),
-    (dict(seed="0"), TypeError, "seed must be an int >= 0, got '0'"),
-    (dict(b="4.2"), TypeError, "SyntheticRegressionData(b): b must be a number, got '4.2'"),
+    (dict(seed="0"), TypeError, "seed must be a non-negative int, got '0'"),
+    (dict(b="4.2"), TypeError,
+     "SyntheticRegressionData(b): b must be a finite number, got '4.2'"),
     (dict(b=float("inf")), ValueError, "b must be a finite number, got inf"),
 ])
 def test_synthetic_data_bad_input(kwargs, error, message):
@@ -96,7 +98,8 @@ def test_linear_regression_steps():
     optim = model.configure_optimizers()
     assert isinstance(optim, torch.optim.SGD)
     assert optim.param_groups[0]["lr"] == 0.1
-    with pytest.raises(ValueError, match=r"LinearRegression\(lr\): lr must be"):
+    with pytest.raises(ValueError, match=re.escape(
+            "LinearRegression(lr): lr must be a finite number >= 0, got -0.1")):
         d2lgpu.LinearRegression(lr=-0.1)
 
 
@@ -190,6 +193,39 @@ def test_epoch_loss_is_the_mean_over_examples():
     assert trainer.train_loss[0] == pytest.approx(expected, rel=1e-6)
 
 
+class UnequalBatches(d2lgpu.DataModule):
+    """One batch of 1 example and one of 7: a mean of batch means is wrong."""
+
+    def __init__(self):
+        g = torch.Generator().manual_seed(1)
+        X = torch.randn(8, 2, generator=g)
+        y = torch.randn(8, 1, generator=g)
+        y[0] += 10.0  # the lone example's loss is far from the others'
+        self.train = [(X[:1], y[:1]), (X[1:], y[1:])]
+        self.val = [(X[1:], y[1:]), (X[:1], y[:1])]
+
+    def get_dataloader(self, train):
+        return self.train if train else self.val
+
+
+def test_epoch_loss_is_the_mean_over_examples_of_unequal_batches():
+    data = UnequalBatches()
+    model = d2lgpu.LinearRegression(lr=0.0)
+    model(torch.ones(1, 2))
+    trainer = d2lgpu.Trainer(max_epochs=1, plot=False)
+    trainer.fit(model, data)
+    X = torch.cat([x for x, _ in data.train])
+    y = torch.cat([t for _, t in data.train])
+    with torch.no_grad():
+        per_example = ((model(X) - y) ** 2).reshape(-1)
+        batch_means = [per_example[:1].mean(), per_example[1:].mean()]
+    expected = per_example.mean().item()
+    # The two means differ by far more than the tolerance below.
+    assert abs(sum(batch_means).item() / 2 - expected) > 0.1 * expected
+    assert trainer.train_loss[0] == pytest.approx(expected, rel=1e-6)
+    assert trainer.val_loss[0] == pytest.approx(expected, rel=1e-6)
+
+
 def test_empty_training_data_is_an_error():
     trainer = d2lgpu.Trainer(max_epochs=1, plot=False)
     with pytest.raises(ValueError, match=r"train_dataloader\(\) has no batches"):
@@ -265,25 +301,109 @@ def test_no_warning_when_enough_gpus(cuda_count_2):
         d2lgpu.Trainer(1, num_gpus=2)
 
 
+def test_force_cpu_trains_on_the_cpu(monkeypatch, cuda_count_2):
+    monkeypatch.setenv("D2LGPU_FORCE_CPU", "1")
+    with pytest.warns(UserWarning, match="only 0 accelerator"):
+        trainer = d2lgpu.Trainer(1, num_gpus=2, plot=False)
+    assert trainer.gpus == [] and trainer.device == torch.device("cpu")
+    data = d2lgpu.SyntheticRegressionData(w=W, b=B, num_train=64, num_val=32)
+    trainer.fit(d2lgpu.LinearRegression(), data)  # really runs, on the CPU
+    assert data.pin_memory is False
+    monkeypatch.setenv("D2LGPU_FORCE_CPU", "on")
+    with pytest.raises(ValueError, match="D2LGPU_FORCE_CPU must be '1'"):
+        d2lgpu.Trainer(1, num_gpus=1)
+
+
 class RecordsTo:
     """Stands in for a tensor and records where it was asked to go."""
 
     def __init__(self):
         self.moved_to = []
 
-    def to(self, device):
-        self.moved_to.append(device)
+    def to(self, device, non_blocking=False):
+        self.moved_to.append((device, non_blocking))
         return self
 
     def __len__(self):
         return 1
 
 
-def test_prepare_batch_moves_each_tensor_to_the_first_gpu(cuda_count_2):
+def test_prepare_batch_copies_each_tensor_to_the_first_gpu_without_blocking(
+        cuda_count_2):
     trainer = d2lgpu.Trainer(1, num_gpus=2, plot=False)
     batch = [RecordsTo(), RecordsTo()]
     trainer.prepare_batch(batch)
-    assert [t.moved_to for t in batch] == [[torch.device("cuda:0")]] * 2
+    assert [t.moved_to for t in batch] == [[(torch.device("cuda:0"), True)]] * 2
+
+
+@pytest.mark.parametrize("kinds, pinned", [
+    (dict(cuda=1), True), (dict(mps=True), False), (dict(xpu=1), False),
+    (dict(), False),
+], ids=["cuda", "mps", "xpu", "cpu"])
+def test_batches_are_pinned_when_training_on_cuda(hardware, kinds, pinned):
+    hardware(**kinds)
+    trainer = d2lgpu.Trainer(1, num_gpus=1, plot=False) if kinds else (
+        d2lgpu.Trainer(1, plot=False))
+    data = d2lgpu.SyntheticRegressionData(w=W, b=B, num_train=64, num_val=32)
+    trainer.prepare_data(data)
+    assert data.pin_memory is pinned
+    assert trainer.train_dataloader.pin_memory is pinned
+    assert trainer.val_dataloader.pin_memory is pinned
+
+
+def test_no_pin_memory_warning_on_the_cpu():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        train_linear_regression(max_epochs=1)
+
+
+@pytest.fixture
+def fake_cuda_copies(monkeypatch, cuda_count_1):
+    """A machine with one fake CUDA GPU whose copies stay on the CPU.
+
+    ``Tensor.to`` and ``Module.to`` towards CUDA record whether the copy
+    blocks (returned list: one bool per tensor copy) and return the CPU
+    tensor or module unchanged, so that fit really runs.
+    """
+    blocking = []
+    tensor_to, module_to = torch.Tensor.to, nn.Module.to
+
+    def to_cuda(args, kwargs):
+        target = args[0] if args else kwargs.get("device")
+        return target is not None and torch.device(target).type == "cuda"
+
+    def fake_tensor_to(self, *args, **kwargs):
+        if not args or not isinstance(args[0], (str, torch.device)):
+            return tensor_to(self, *args, **kwargs)
+        if to_cuda(args, kwargs):
+            blocking.append(not kwargs.get("non_blocking",
+                                           len(args) > 1 and args[1]))
+            return self
+        return tensor_to(self, *args, **kwargs)
+
+    def fake_module_to(self, *args, **kwargs):
+        return self if to_cuda(args, kwargs) else module_to(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.Tensor, "to", fake_tensor_to)
+    monkeypatch.setattr(nn.Module, "to", fake_module_to)
+    return blocking
+
+
+@pytest.mark.parametrize("num_batches", [3, 30])
+def test_an_epoch_on_cuda_waits_once_whatever_the_batch_count(
+        fake_cuda_copies, host_copies, num_batches):
+    # Waits for the GPU: a blocking copy to it, or a copy of values to Python.
+    torch.manual_seed(0)
+    model = d2lgpu.LinearRegression()
+    model(torch.ones(1, 2))
+    trainer = d2lgpu.Trainer(max_epochs=2, num_gpus=1, plot=False)
+    assert trainer.device == torch.device("cuda:0")
+    host_copies.clear()
+    trainer.fit(model, ListData(num_batches))
+    batches = 2 * (num_batches + 2)  # two epochs of training and validation
+    assert fake_cuda_copies == [False] * 2 * batches  # X and y: none blocks
+    assert host_copies == ["tolist"] * 2
+    assert trainer.host_transfers == 2
 
 
 def test_prepare_batch_really_moves_tensors():
@@ -323,13 +443,13 @@ def test_prepare_model_leaves_the_model_on_the_cpu(cuda_count_0):
     (dict(max_epochs=0), ValueError, "Trainer(max_epochs): max_epochs must be an int >= 1, got 0"),
     (dict(max_epochs=2.0), TypeError, "Trainer(max_epochs): max_epochs must be an int >= 1, got 2.0"),
     (dict(max_epochs=True), TypeError, "max_epochs must be an int >= 1, got True"),
-    (dict(num_gpus=-1), ValueError, "Trainer(num_gpus): num_gpus must be an int >= 0, got -1"),
-    (dict(num_gpus=1.5), TypeError, "Trainer(num_gpus): num_gpus must be an int >= 0, got 1.5"),
-    (dict(num_gpus="1"), TypeError, "num_gpus must be an int >= 0, got '1'"),
-    (dict(gradient_clip_val=-0.5), ValueError, "Trainer(gradient_clip_val): gradient_clip_val (0 turns clipping off) must be a finite number >= 0"),
-    (dict(gradient_clip_val=float("nan")), ValueError, "gradient_clip_val (0 turns clipping off) must be a finite number >= 0"),
-    (dict(gradient_clip_val="1"), TypeError, "gradient_clip_val (0 turns clipping off) must be a number >= 0"),
-    (dict(plot="no"), TypeError, "Trainer(plot): plot must be True or False"),
+    (dict(num_gpus=-1), ValueError, "Trainer(num_gpus): num_gpus must be a non-negative int, got -1"),
+    (dict(num_gpus=1.5), TypeError, "Trainer(num_gpus): num_gpus must be a non-negative int, got 1.5"),
+    (dict(num_gpus="1"), TypeError, "num_gpus must be a non-negative int, got '1'"),
+    (dict(gradient_clip_val=-0.5), ValueError, "Trainer(gradient_clip_val): gradient_clip_val must be a finite number >= 0 (0 turns clipping off), got -0.5"),
+    (dict(gradient_clip_val=float("nan")), ValueError, "gradient_clip_val must be a finite number >= 0 (0 turns clipping off), got nan"),
+    (dict(gradient_clip_val="1"), TypeError, "gradient_clip_val must be a finite number >= 0 (0 turns clipping off), got '1'"),
+    (dict(plot="no"), TypeError, "Trainer(plot): plot must be True or False, got 'no'"),
 ])
 def test_trainer_bad_input(kwargs, error, message):
     args = dict(max_epochs=1) | kwargs

@@ -1,17 +1,19 @@
 """How well d2lgpu's timing agrees with known workloads, and what it costs.
 
-Not a test (pytest does not collect it): run it by hand and read the numbers.
+Not a test (it lives outside tests/): run it by hand and read the numbers.
 
-    .venv/bin/python tests/unit/bench_timing.py
+    .venv/bin/python benchmarks/bench_timing.py
 
 It prints, on this machine's CPU:
 1. agreement with ``torch.utils.benchmark.Timer`` (given the real thread
    count) on the same matmul and on a ~1 µs op, measured in alternating
    rounds in one process so that both see the same load;
-2. agreement with ``time.sleep`` (10 ms per call for ``benchmark``, 20 ms for
-   ``Timer``), median and best of 10;
+2. agreement with ``time.sleep`` (10 ms per call), median and best of 10;
 3. the overhead: a no-op call timed by ``benchmark`` (the per-call cost that
-   is included in every measurement) and an empty ``with Timer():`` block.
+   is included in every measurement);
+4. the wall time of 7 blocks of one 20 ms call through ``benchmark`` and
+   through ``torch.utils.benchmark.Timer.timeit(1)``, which warms up with two
+   extra calls before every block (the reason given in d2lgpu/timing.py).
 """
 
 import statistics
@@ -65,29 +67,24 @@ def main():
     print(f"sleep(10 ms) by benchmark, 10 blocks of 1 call: median "
           f"{d2lgpu.format_time(m.median)} ({m.median / 0.01 - 1:+.1%}), best "
           f"{d2lgpu.format_time(min(m.times))} ({min(m.times) / 0.01 - 1:+.1%})")
-    elapsed = []
-    for _ in range(10):
-        with d2lgpu.Timer() as t:
-            time.sleep(0.02)
-        elapsed.append(t.elapsed)
-    med = statistics.median(elapsed)
-    print(f"sleep(20 ms) by Timer, 10 times: median {d2lgpu.format_time(med)} "
-          f"({med / 0.02 - 1:+.1%}), best {d2lgpu.format_time(min(elapsed))} "
-          f"({min(elapsed) / 0.02 - 1:+.1%})")
-
     def noop():
         pass
 
     print(f"overhead per call inside benchmark (a no-op function): "
           f"{d2lgpu.benchmark(noop)}")
-    empty = []
-    for _ in range(1000):
-        with d2lgpu.Timer() as t:
-            pass
-        empty.append(t.elapsed)
-    print(f"overhead of an empty `with Timer():` block: median "
-          f"{d2lgpu.format_time(statistics.median(empty))}, "
-          f"min {d2lgpu.format_time(min(empty))}")
+    timer = tbench.Timer("time.sleep(0.02)", globals={"time": time},
+                         timer=time.perf_counter,
+                         num_threads=torch.get_num_threads())
+    start = time.perf_counter()
+    for _ in range(7):
+        timer.timeit(1)
+    theirs = time.perf_counter() - start
+    start = time.perf_counter()
+    d2lgpu.benchmark(time.sleep, 0.02, repeat=7)
+    ours = time.perf_counter() - start
+    print(f"7 blocks of one sleep(20 ms): benchmark {d2lgpu.format_time(ours)} "
+          f"in all (warm-up and calibration included), "
+          f"torch.utils.benchmark.Timer.timeit(1) x7 {d2lgpu.format_time(theirs)}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,55 @@
+"""Argument checks and number formatting shared by d2lgpu's modules (private).
+
+Every message has one shape: ``"<function>(<name>): <name> must be <what>, got
+<value>"``, e.g. ``"try_gpu(i): i must be a non-negative int, got -1"``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+__all__: list[str] = []  # private: imported by d2lgpu's modules only
+
+
+def check_int(value, function: str, name: str, minimum: int) -> int:
+    """``value`` as an int >= ``minimum``; TypeError or ValueError otherwise."""
+    what = "a non-negative int" if minimum == 0 else f"an int >= {minimum}"
+    message = f"{function}({name}): {name} must be {what}, got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(message)
+    if value < minimum:
+        raise ValueError(message)
+    return int(value)
+
+
+def check_real(value, function: str, name: str, minimum: float | None = None,
+               hint: str = "") -> float:
+    """``value`` as a finite float (>= ``minimum`` unless None); TypeError or ValueError otherwise."""
+    bound = "" if minimum is None else f" >= {minimum}"
+    hint = f" ({hint})" if hint else ""
+    message = (f"{function}({name}): {name} must be a finite number{bound}"
+               f"{hint}, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(message)
+    if not math.isfinite(value) or (minimum is not None and value < minimum):
+        raise ValueError(message)
+    return float(value)
+
+
+def check_bool(value, function: str, name: str) -> bool:
+    """``value`` if it is True or False; TypeError otherwise."""
+    if not isinstance(value, bool):
+        raise TypeError(
+            f"{function}({name}): {name} must be True or False, got {value!r}")
+    return value
+
+
+def three_digits(value: float) -> str:
+    """Three significant digits, keeping trailing zeros: 1.50, 12.0, 512."""
+    if value >= 99.95:
+        return f"{value:.0f}"
+    if value >= 9.995:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
