@@ -41,3 +41,18 @@ def test_every_toc_entry_has_a_page(built_site):
     missing = [f for f in toc_pages() if not (built_site / f"{f}.html").is_file()]
     assert missing == []
     assert (built_site / "index.html").is_file()
+
+
+def test_site_ships_no_source_maps_or_unused_assets(built_site):
+    # _ext/site_assets.py and _ext/offline_mathjax.py: nothing a page never loads.
+    static = built_site / "_static"
+    assert sorted(str(p.relative_to(built_site)) for p in built_site.rglob("*.map")) == []
+    assert not list(static.rglob("fontawesome.js")), "the 1.5 MB icon script is shipped"
+    mathjax = static / "mathjax"
+    if mathjax.is_dir():  # a local MathJax (mathjax_path inside the site)
+        assert not list(mathjax.glob("output/svg*")), "SVG output beside a CHTML entry"
+        speech = sorted(p.name for p in mathjax.glob("sre/mathmaps/*.json"))
+        assert speech == ["base.json", "en.json"], speech
+    icons = static / "vendor" / "fontawesome" / "webfonts"
+    for name in ("book-solid-900.woff", "book-brands-400.woff"):
+        assert 0 < (icons / name).stat().st_size < 20_000, name
