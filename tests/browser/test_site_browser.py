@@ -49,6 +49,7 @@ COLLECT = r"""async () => {
   await Promise.all([...document.images].map(img => img.complete ? null :
       new Promise(done => { img.addEventListener('load', done); img.addEventListener('error', done); })));
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  await document.fonts.ready;  // the fonts MathJax and the icons asked for
   const visible = el => {
     const box = el.getBoundingClientRect(), style = getComputedStyle(el);
     return box.width > 0 && box.height > 0 && style.visibility !== 'hidden' && style.display !== 'none';
@@ -117,14 +118,15 @@ class Visit:
         cdp.on("Network.loadingFinished", lambda e: self.transferred.__setitem__(
             urls.get(e["requestId"], e["requestId"]), e["encodedDataLength"]))
         cdp.send("Network.enable")
-        page.goto(url, wait_until="networkidle")
+        page.goto(url, wait_until="load")
         self.expand(page)
-        self.data = page.evaluate(COLLECT)
-        page.wait_for_load_state("networkidle")  # fonts MathJax asked for
+        self.data = page.evaluate(COLLECT)  # waits for images, math and fonts
         if screenshot is not None:
             page.evaluate("window.scrollTo(0, 0)")  # sticky header and sidebar at the top
             screenshot.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(screenshot), full_page=True)
+            # The whole page at 1280 px; on a phone the first screen (a whole
+            # phone page is ~40 000 px tall and costs a second per page to take).
+            page.screenshot(path=str(screenshot), full_page=width > PHONE)
         self.page = page
 
     def evaluate(self, script: str, arg=None):
@@ -327,6 +329,8 @@ def _open_dialog(v: Visit, toggle: str, dialog: str) -> list[str]:
     opened = v.page.locator(f"{dialog}[open]")
     opened.wait_for(state="visible", timeout=5_000)
     links = opened.locator("a").filter(visible=True).all_inner_texts()
+    name = urlsplit(v.page.url).path.strip("/").removesuffix(".html").replace("/", "__")
+    v.page.screenshot(path=str(SCREENSHOTS / f"{name}__{v.width}px__{dialog.strip('#')}.png"))
     v.page.keyboard.press("Escape")
     opened.wait_for(state="detached", timeout=5_000)
     return links
@@ -339,6 +343,7 @@ def test_navigation_drawer_and_page_contents_open_on_small_screens(phone, width)
     page = next(p for p in PAGES[1:] if phone(p).page.locator("#pst-secondary-sidebar").count())
     v = phone(page)
     v.page.set_viewport_size({"width": width, "height": 844})
+    v.width = width
     try:
         chapters = _open_dialog(v, ".primary-toggle", "#pst-primary-sidebar-modal")
         assert len([t for t in chapters if t.strip()]) >= len(PAGES) - 1, chapters
@@ -346,6 +351,7 @@ def test_navigation_drawer_and_page_contents_open_on_small_screens(phone, width)
         assert [t for t in sections if t.strip()], "the page-contents dialog lists no section"
     finally:
         v.page.set_viewport_size({"width": PHONE, "height": 844})
+        v.width = PHONE
     assert not v.console, v.console
 
 
