@@ -91,6 +91,8 @@ COLLECT = r"""async () => {
     issues: hrefs('a.btn-source-issues-button'),
     links: hrefs('article a[href]'),
     icons: [...document.querySelectorAll('link[rel~="icon"]')].map(l => l.href),
+    exercises: [...article.querySelectorAll('div.exercise > .admonition-title')]
+        .map(t => t.textContent.trim()),
   };
 }"""
 
@@ -413,6 +415,13 @@ def test_code_lines_fit_80_columns(visit, page):
 
 # --- Dropdowns and print ----------------------------------------------------
 
+@pytest.mark.parametrize("page", PAGES)
+def test_exercises_are_numbered_from_1_on_every_page(visit, page):
+    titles = visit(page).data["exercises"]
+    numbers = [int(m.group(1)) if (m := re.match(r"Exercise (\d+)", t)) else t for t in titles]
+    assert numbers == list(range(1, len(titles) + 1))
+
+
 TOGGLES = "article .admonition.toggle"
 TOGGLE_STATES = f"() => [...document.querySelectorAll('{TOGGLES}')].map(el => el.classList.contains('toggle-hidden'))"
 
@@ -486,10 +495,19 @@ def test_page_is_light(visit, page):
     assert total <= budget, f"{total / 1e6:.2f} MB > {budget / 1e6} MB; heaviest: {heaviest}"
     if not math:
         assert not [p for p in paths if "/mathjax/" in p], "MathJax loaded on a page without math"
+
+
+@pytest.mark.parametrize("width", [WIDE, PHONE])
+@pytest.mark.parametrize("page", PAGES)
+def test_icons_come_from_the_small_font_and_no_source_map_loads(visits, page, width):
+    # Chromium falls back to the theme's full icon fonts (declared first) only
+    # for a glyph missing from the subset that book.css declares last: so a
+    # request for a full font means an icon missing from the subset.
+    paths = [urlsplit(url).path for url in visits(page, width).transferred]
     unwanted = [p for p in paths if p.endswith(".map") or p.endswith("/fontawesome.js")
                 or re.search(r"/webfonts/fa-[a-z]+-\d+\.(woff2|ttf)$", p)]
-    # The full icon fonts load only when a glyph is missing from the subset.
     assert unwanted == [], "source maps, the icon script, or full icon fonts (an icon missing from the subset?)"
+    assert [p for p in paths if re.search(r"/webfonts/book-solid-900\.woff$", p)], "the icon font did not load"
 
 
 # --- Links out ----------------------------------------------------------------
