@@ -12,7 +12,10 @@
  *    the dropdown clicked before. Clicks in a dropdown's title are handled here
  *    first (capture phase): the title's own button toggles its own dropdown,
  *    and a link in a title is just followed.
- * 3. Printing opens every <details> (hidden cells, dropdowns) and closes the
+ * 3. Tables on a phone: each body cell gets its column's header as a label
+ *    (data-label), so that book.css can show each row as a small card on a
+ *    narrow screen instead of squeezing columns or hiding them to the right.
+ * 4. Printing opens every <details> (hidden cells, dropdowns) and closes the
  *    ones it opened afterwards; book.css does the same for print media in
  *    browsers with ::details-content, and sphinx-togglebutton opens its own
  *    dropdown admonitions.
@@ -31,6 +34,19 @@
           bound.click();
         });
       }
+    });
+  }
+
+  function labelTableCells() {
+    document.querySelectorAll("article table.table").forEach(function (table) {
+      var heads = table.querySelectorAll("thead tr:last-child th");
+      if (heads.length < 2) return;
+      table.querySelectorAll("tbody tr").forEach(function (row) {
+        Array.prototype.forEach.call(row.children, function (cell, i) {
+          if (heads[i]) cell.dataset.label = heads[i].textContent.trim();
+        });
+      });
+      table.classList.add("book-reflow");
     });
   }
 
@@ -60,9 +76,13 @@
   });
 
   document.addEventListener("click", onDropdownTitleClick, true);
-  if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", forwardSidebarToggles);
-  } else {
+  function whenReady() {
     forwardSidebarToggles();
+    labelTableCells();
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", whenReady);
+  } else {
+    whenReady();
   }
 })();
