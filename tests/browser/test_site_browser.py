@@ -71,9 +71,11 @@ COLLECT = r"""async () => {
         .map(describe),
     pageWidth: document.documentElement.scrollWidth,
     viewportWidth: window.innerWidth,
-    // Table cells of several words squeezed narrower than a short phrase.
+    // Table cells of several words squeezed narrower than a short phrase
+    // (a phone shows a header row as each cell's label: book.js, book.css).
     squeezedCells: [...article.querySelectorAll('table td, table th')]
-        .filter(el => visible(el) && el.textContent.trim().split(/\s+/).length > 1 &&
+        .filter(el => visible(el) && !el.closest('table.book-reflow thead') &&
+                      el.textContent.trim().split(/\s+/).length > 1 &&
                       el.getBoundingClientRect().width < 100)
         .map(describe),
     pictures: [...document.images].filter(visible).map(img => ({
