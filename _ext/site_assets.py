@@ -23,9 +23,6 @@ import re
 from pathlib import Path
 
 from sphinx.application import Sphinx
-from sphinx.util import logging
-
-logger = logging.getLogger(__name__)
 
 FONTAWESOME_TAG = re.compile(
     r'[ \t]*<script\b[^>]*\bsrc="[^"]*_static/scripts/fontawesome\.js[^"]*"[^>]*>\s*</script>[ \t]*\n?')
