@@ -9,6 +9,13 @@ inside the site (e.g. ``mathjax/tex-chtml.js``, which Sphinx reads relative to
 ``mathjax_path`` and every folder next to it, because MathJax loads its fonts
 and on-demand TeX extensions from paths relative to the entry script.
 A ``mathjax_path`` with a scheme (the CDN default) is left alone.
+
+Parts of MathJax that the entry script can never load are not shipped
+(``unused``): the other output's code and fonts (``output/svg*`` beside a
+``-chtml`` entry, and the reverse), the other input formats' entry scripts, and the speech
+rule data of every language but English (the accessibility explorer of the
+math menu reads only the reader's language, English here). Sphinx itself puts
+MathJax only on pages that have math.
 """
 from __future__ import annotations
 
@@ -25,6 +32,24 @@ logger = logging.getLogger(__name__)
 PACKAGE = "mathjax"
 BROWSER_BUILD = "es5"  # the folder of the npm package that browsers load
 STAMP = ".installed-from"
+SPEECH_KEPT = {"base.json", "en.json"}  # sre/mathmaps/: the English speech rules
+
+
+def unused(entry: str, relative: PurePosixPath) -> bool:
+    """Whether MathJax, started from ``entry`` (e.g. tex-chtml.js), never loads this file."""
+    outputs = {"chtml", "svg"}
+    inputs = {"tex", "mml", "asciimath"}
+    used = set(PurePosixPath(entry).stem.split("-"))
+    top, name = relative.parts[0], relative.parts[1] if len(relative.parts) > 1 else ""
+    stem = name.split(".")[0]
+    if top == "output" and stem in outputs and stem not in used:
+        return True
+    # input/mml/ stays: TeX input loads its entity tables from there.
+    if top == "input" and len(relative.parts) == 2 and stem in inputs and stem not in used:
+        return True
+    if relative.parts[:2] == ("sre", "mathmaps") and relative.name not in SPEECH_KEPT:
+        return True
+    return False
 
 
 def _is_local(path: str) -> bool:
@@ -50,7 +75,7 @@ def copy_mathjax(app: Sphinx) -> None:
             f"{source / entry.name} is missing: the site serves MathJax itself. "
             "Install it with: bash scripts/fetch_mathjax.sh (needs npm)")
     target = Path(app.outdir) / "_static" / entry.parent
-    stamp = f"{PACKAGE} {_package_version(package_dir)} {entry.name}"
+    stamp = f"{PACKAGE} {_package_version(package_dir)} {entry.name} without unused parts"
     if (target / STAMP).is_file() and (target / STAMP).read_text() == stamp:
         return  # already copied by an earlier build
     logger.info(f"offline_mathjax: copying {stamp} into {target}")
@@ -58,8 +83,11 @@ def copy_mathjax(app: Sphinx) -> None:
         shutil.rmtree(target)
     target.mkdir(parents=True)
     shutil.copy2(source / entry.name, target / entry.name)
-    for folder in sorted(p for p in source.iterdir() if p.is_dir()):
-        shutil.copytree(folder, target / folder.name)
+    for path in sorted(source.rglob("*")):
+        relative = PurePosixPath(path.relative_to(source).as_posix())
+        if path.is_file() and len(relative.parts) > 1 and not unused(entry.name, relative):
+            (target / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target / relative)
     shutil.copy2(package_dir / "LICENSE", target / "LICENSE")
     (target / STAMP).write_text(stamp)
 

@@ -14,6 +14,11 @@ Two errors appear on every page of a Jupyter Book 1 site with this tool chain
   a first-time visitor in the ``html_context`` value ``default_mode``, which is
   empty unless set. We set it to ``auto`` (what the theme falls back to anyway:
   the reader's system preference) unless the book sets it.
+
+And MathJax (1.2 MB) only on the pages that have math: Sphinx counts a page as
+having math when any page of its toctree has some, so the book's first page,
+whose toctree holds every chapter, loaded MathJax without a formula of its own.
+We drop MathJax's scripts from a page whose own document has no math.
 """
 from __future__ import annotations
 
@@ -44,7 +49,25 @@ def drop_repeated_scripts(app: Sphinx, pagename: str, templatename: str,
     scripts[:] = unique  # the builder's own list: it is restored after each page
 
 
+def _is_mathjax(script, mathjax_path: str) -> bool:
+    filename = getattr(script, "filename", script) or ""
+    body = getattr(script, "attributes", {}).get("body", "")
+    # The builder stores a local path as _static/PATH.
+    return bool(filename) and filename in (mathjax_path, f"_static/{mathjax_path}") or body.startswith(
+        ("window.MathJax =", "MathJax.Hub.Config("))
+
+
+def mathjax_only_with_math(app: Sphinx, pagename: str, templatename: str,
+                           context: dict[str, Any], doctree) -> None:
+    scripts = context.get("script_files")
+    if not scripts or app.env.get_domain("math").data["has_equations"].get(pagename, False):
+        return
+    scripts[:] = [s for s in scripts if not _is_mathjax(s, app.config.mathjax_path)]
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("config-inited", default_color_mode)
+    # After sphinx.ext.mathjax's own handler (priority 500) has added them.
+    app.connect("html-page-context", mathjax_only_with_math, priority=890)
     app.connect("html-page-context", drop_repeated_scripts, priority=900)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -11,8 +11,11 @@ bash scripts/fetch_mathjax.sh
 # outputs (which nbval checks are current); any other chapter is executed.
 .venv/bin/python scripts/notebooks.py seed-cache
 # Sphinx rebuilds pages when a source or _config.yml changes, but not when
-# the code of our own extensions (_ext/) does: then start the HTML afresh.
-ext_hash="$(cat _ext/*.py | sha256sum | cut -d' ' -f1)"
+# the code of our own extensions (_ext/) does, and it copies _static/ (the
+# book's CSS, JS, favicon) only when some page is rebuilt: when either
+# changes, start the HTML afresh.
+ext_hash="$(find _ext _static -type f \( -name '*.py' -o -path '_static/*' \) -print0 \
+  | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
 if [ "$(cat _build/.ext.sha256 2>/dev/null)" != "$ext_hash" ]; then
   rm -rf _build/html _build/.doctrees
   mkdir -p _build && echo "$ext_hash" > _build/.ext.sha256

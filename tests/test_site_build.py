@@ -41,3 +41,45 @@ def test_every_toc_entry_has_a_page(built_site):
     missing = [f for f in toc_pages() if not (built_site / f"{f}.html").is_file()]
     assert missing == []
     assert (built_site / "index.html").is_file()
+
+
+def test_site_ships_no_source_maps_or_unused_assets(built_site):
+    # _ext/site_assets.py and _ext/offline_mathjax.py: nothing a page never loads.
+    static = built_site / "_static"
+    assert sorted(str(p.relative_to(built_site)) for p in built_site.rglob("*.map")) == []
+    assert not list(static.rglob("fontawesome.js")), "the 1.5 MB icon script is shipped"
+    mathjax = static / "mathjax"
+    if mathjax.is_dir():  # a local MathJax (mathjax_path inside the site)
+        assert not list(mathjax.glob("output/svg*")), "SVG output beside a CHTML entry"
+        speech = sorted(p.name for p in mathjax.glob("sre/mathmaps/*.json"))
+        assert speech == ["base.json", "en.json"], speech
+    icons = static / "vendor" / "fontawesome" / "webfonts"
+    for name in ("book-solid-900.woff", "book-brands-400.woff"):
+        assert 0 < (icons / name).stat().st_size < 20_000, name
+
+
+def test_icon_subset_keeps_used_icons_and_the_themes_own_marks():
+    sys.path.insert(0, str(ROOT / "_ext"))
+    from site_assets import icon_codepoints
+
+    css = ('.fa-rocket:before{content:"\\f135"}.fa-unused:before,.fa-alias:before{content:"\\f000"}'
+           ':root{--pst-icon-external-link:"\uf35d"}'
+           '.toctree-toggle:after{content:"\\f107";font-weight:900}.x{content:"a"}')
+    assert icon_codepoints([css], {"fa-rocket"}) == {0xF135, 0xF35D, 0xF107}
+    assert icon_codepoints([css], {"fa-alias"}) == {0xF000, 0xF35D, 0xF107}
+
+
+def test_mathjax_copy_leaves_out_what_a_chtml_page_never_loads():
+    sys.path.insert(0, str(ROOT / "_ext"))
+    from pathlib import PurePosixPath
+
+    from offline_mathjax import unused
+
+    def gone(path):
+        return unused("tex-chtml.js", PurePosixPath(path))
+
+    assert gone("output/svg.js") and gone("output/svg/fonts/tex.js")
+    assert gone("sre/mathmaps/de.json") and gone("input/asciimath.js")
+    assert not gone("output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff")
+    assert not gone("sre/mathmaps/en.json") and not gone("input/tex/extensions/ams.js")
+    assert not gone("input/mml/entities.js") and not gone("a11y/explorer.js")

@@ -2,9 +2,12 @@
 
 The site is built once per test run (the ``built_site`` fixture runs
 ``bash scripts/build-site.sh``), served on 127.0.0.1, and every page that
-_toc.yml lists is opened once. Requests to any other host are recorded and
-blocked: the site must render completely offline, math included. Each page's
-screenshot is saved under ``_build/screenshots/`` for review.
+_toc.yml lists is opened once per width: 1280 px (a laptop) and 390 px (a
+phone); the navigation is also tried at 800 px (a tablet) by resizing the
+phone's page. Requests to any other host are recorded and blocked: the site
+must render completely offline, math included. Each page's screenshot at both
+widths is saved under ``_build/screenshots/`` for review, with the bytes each
+page load transferred (``weights.txt``).
 """
 from __future__ import annotations
 
@@ -26,6 +29,10 @@ CHROMIUM_ARGS = [
 ]
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 PAGES = toc_pages()
+WIDE, PHONE, TABLET = 1280, 390, 800
+# Bytes one page load may transfer (everything it loads, images included).
+BUDGET_WITHOUT_MATH = 1_200_000
+BUDGET_WITH_MATH = 2_500_000
 
 pytestmark = [
     pytest.mark.browser,
@@ -36,21 +43,44 @@ pytestmark = [
 sync_api = pytest.importorskip("playwright.sync_api", reason="the Playwright Python package is not installed")
 
 # Evaluated in the page once it has loaded: what the tests below check.
-COLLECT = """async () => {
+COLLECT = r"""async () => {
   // Images marked lazy load only when scrolled to; load them all now.
   for (const img of document.images) img.loading = 'eager';
   await Promise.all([...document.images].map(img => img.complete ? null :
       new Promise(done => { img.addEventListener('load', done); img.addEventListener('error', done); })));
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  await document.fonts.ready;  // the fonts MathJax and the icons asked for
   const visible = el => {
     const box = el.getBoundingClientRect(), style = getComputedStyle(el);
     return box.width > 0 && box.height > 0 && style.visibility !== 'hidden' && style.display !== 'none';
   };
   const article = document.querySelector('article') || document.body;
   const hrefs = sel => [...document.querySelectorAll(sel)].map(a => a.href);
+  const column = article.getBoundingClientRect();
+  const describe = el => (el.closest('[id]') ? '#' + el.closest('[id]').id + ': ' : '') +
+      el.textContent.trim().slice(0, 70).replace(/\s+/g, ' ');
   return {
     title: (article.querySelector('h1') || {}).textContent || '',
     inputs: [...article.querySelectorAll('div.cell_input')].map(visible),
+    inputSources: [...article.querySelectorAll('div.cell_input')].filter(visible)
+        .map(el => (el.querySelector('pre') || el).textContent.replace(/\s+$/, '')),
+    // Output and error blocks that scroll sideways or stick out of the column.
+    clippedOutputs: [...article.querySelectorAll('div.cell_output pre, div.cell_output .output')]
+        .filter(el => visible(el) && (el.scrollWidth > el.clientWidth + 1 ||
+                                      el.getBoundingClientRect().right > column.right + 1))
+        .map(describe),
+    pageWidth: document.documentElement.scrollWidth,
+    viewportWidth: window.innerWidth,
+    // Table cells of several words squeezed narrower than a short phrase
+    // (a phone shows a header row as each cell's label: book.js, book.css).
+    squeezedCells: [...article.querySelectorAll('table td, table th')]
+        .filter(el => visible(el) && !el.closest('table.book-reflow thead') &&
+                      el.textContent.trim().split(/\s+/).length > 1 &&
+                      el.getBoundingClientRect().width < 100)
+        .map(describe),
+    pictures: [...document.images].filter(visible).map(img => ({
+        src: img.currentSrc || img.src, alt: img.getAttribute('alt') || '',
+        natural: img.naturalWidth, shown: img.getBoundingClientRect().width})),
     outputs: [...article.querySelectorAll('div.cell_output')]
         .map(el => visible(el) && el.textContent.trim().length + el.querySelectorAll('img, svg').length > 0),
     images: [...document.images].map(img => ({src: img.currentSrc || img.src, width: img.naturalWidth})),
@@ -60,6 +90,11 @@ COLLECT = """async () => {
     launch: hrefs('.dropdown-launch-buttons a'),
     downloads: hrefs('.dropdown-download-buttons a'),
     repository: hrefs('a.btn-source-repository-button'),
+    issues: hrefs('a.btn-source-issues-button'),
+    links: hrefs('article a[href]'),
+    icons: [...document.querySelectorAll('link[rel~="icon"]')].map(l => l.href),
+    exercises: [...article.querySelectorAll('div.exercise > .admonition-title')]
+        .map(t => t.textContent.trim()),
   };
 }"""
 
@@ -67,9 +102,10 @@ COLLECT = """async () => {
 class Visit:
     """One page load in a fresh browser context, with everything it recorded."""
 
-    def __init__(self, browser, url: str, screenshot: Path | None = None):
+    def __init__(self, browser, url: str, screenshot: Path | None = None, width: int = WIDE):
         self.console, self.failed, self.bad_status, self.external = [], [], [], []
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900},
+        self.width = width
+        self.context = browser.new_context(viewport={"width": width, "height": 900 if width > PHONE else 844},
                                            service_workers="block")
         self.context.route("**/*", self._only_this_machine)
         page = self.context.new_page()
@@ -78,15 +114,27 @@ class Visit:
         page.on("pageerror", lambda e: self.console.append(f"uncaught: {e}"))
         page.on("requestfailed", lambda r: self._failed(r))
         page.on("response", lambda r: r.status >= 400 and self.bad_status.append(f"{r.status} {r.url}"))
-        page.goto(url, wait_until="networkidle")
+        # Bytes on the wire per request, as Chromium counts them (headers included).
+        self.transferred: dict[str, int] = {}
+        urls: dict[str, str] = {}
+        cdp = self.context.new_cdp_session(page)
+        cdp.on("Network.requestWillBeSent", lambda e: urls.__setitem__(e["requestId"], e["request"]["url"]))
+        cdp.on("Network.loadingFinished", lambda e: self.transferred.__setitem__(
+            urls.get(e["requestId"], e["requestId"]), e["encodedDataLength"]))
+        cdp.send("Network.enable")
+        page.goto(url, wait_until="load")
         self.expand(page)
-        self.data = page.evaluate(COLLECT)
-        page.wait_for_load_state("networkidle")  # fonts MathJax asked for
+        self.data = page.evaluate(COLLECT)  # waits for images, math and fonts
         if screenshot is not None:
             page.evaluate("window.scrollTo(0, 0)")  # sticky header and sidebar at the top
             screenshot.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(screenshot), full_page=True)
+            # The whole page at 1280 px; on a phone the first screen (a whole
+            # phone page is ~40 000 px tall and costs a second per page to take).
+            page.screenshot(path=str(screenshot), full_page=width > PHONE)
         self.page = page
+
+    def evaluate(self, script: str, arg=None):
+        return self.page.evaluate(script, arg)
 
     @staticmethod
     def expand(page, limit: int = 500):
@@ -130,26 +178,44 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def visit(browser, site_url):
-    """visit(page) -> the Visit of that toc page (each page is loaded once)."""
-    visits: dict[str, Visit] = {}
+def visits(browser, site_url):
+    """visits(page, width) -> the Visit of that toc page at that width (each loaded once)."""
+    loaded: dict[tuple[str, int], Visit] = {}
     for old in SCREENSHOTS.glob("*.png"):  # keep only this run's pages
         old.unlink()
 
-    def get(page: str) -> Visit:
-        if page not in visits:
-            shot = SCREENSHOTS / f"{page.replace('/', '__')}.png"
-            visits[page] = Visit(browser, f"{site_url}/{page}.html", shot)
-        return visits[page]
+    def get(page: str, width: int = WIDE) -> Visit:
+        if (page, width) not in loaded:
+            suffix = "" if width == WIDE else f"__{width}px"
+            shot = SCREENSHOTS / f"{page.replace('/', '__')}{suffix}.png"
+            loaded[page, width] = Visit(browser, f"{site_url}/{page}.html", shot, width)
+        return loaded[page, width]
 
     yield get
-    for v in visits.values():
+    weights = [f"{page} at {width} px: {sum(v.transferred.values()) / 1e6:.2f} MB "
+               f"in {len(v.transferred)} requests" for (page, width), v in loaded.items()]
+    if weights:
+        (SCREENSHOTS / "weights.txt").write_text("\n".join(weights) + "\n")
+    for v in loaded.values():
         v.close()
 
 
+@pytest.fixture(scope="module")
+def visit(visits):
+    """visit(page) -> the Visit of that toc page at 1280 px."""
+    return lambda page: visits(page, WIDE)
+
+
+@pytest.fixture(scope="module")
+def phone(visits):
+    """phone(page) -> the Visit of that toc page at 390 px."""
+    return lambda page: visits(page, PHONE)
+
+
+@pytest.mark.parametrize("width", [WIDE, PHONE])
 @pytest.mark.parametrize("page", PAGES)
-def test_page_loads_without_errors(visit, page):
-    v = visit(page)
+def test_page_loads_without_errors(visits, page, width):
+    v = visits(page, width)
     assert not v.console, "console errors:\n" + "\n".join(v.console)
     assert not v.failed, "failed requests:\n" + "\n".join(v.failed)
     assert not v.bad_status, "HTTP errors:\n" + "\n".join(v.bad_status)
@@ -254,3 +320,216 @@ def test_search_finds_a_word_from_a_chapter(browser, visit, site_url):
         assert search.console == [] and search.failed == [] and search.external == []
     finally:
         search.close()
+
+
+# --- Reading on a phone or a tablet -----------------------------------------
+
+def _open_dialog(v: Visit, toggle: str, dialog: str) -> list[str]:
+    """Click the visible sidebar button; return the link texts of the dialog it
+    opened (then close it with Escape, as a reader would)."""
+    button = v.page.locator(toggle).filter(visible=True)
+    assert button.count() == 1, f"{v.page.url} at {v.width} px: {button.count()} visible {toggle}"
+    button.click()
+    opened = v.page.locator(f"{dialog}[open]")
+    opened.wait_for(state="visible", timeout=5_000)
+    links = opened.locator("a").filter(visible=True).all_inner_texts()
+    name = urlsplit(v.page.url).path.strip("/").removesuffix(".html").replace("/", "__")
+    v.page.screenshot(path=str(SCREENSHOTS / f"{name}__{v.width}px__{dialog.strip('#')}.png"))
+    v.page.keyboard.press("Escape")
+    opened.wait_for(state="detached", timeout=5_000)
+    return links
+
+
+@pytest.mark.parametrize("width", [PHONE, TABLET])
+def test_navigation_drawer_and_page_contents_open_on_small_screens(phone, width):
+    # pydata-sphinx-theme binds its handlers to hidden copies of these buttons
+    # (issue 2451); _static/book.js passes the visible buttons' clicks on.
+    page = next(p for p in PAGES[1:] if phone(p).page.locator("#pst-secondary-sidebar").count())
+    v = phone(page)
+    v.page.set_viewport_size({"width": width, "height": 844})
+    v.width = width
+    try:
+        chapters = _open_dialog(v, ".primary-toggle", "#pst-primary-sidebar-modal")
+        assert len([t for t in chapters if t.strip()]) >= len(PAGES) - 1, chapters
+        sections = _open_dialog(v, ".secondary-toggle", "#pst-secondary-sidebar-modal")
+        assert [t for t in sections if t.strip()], "the page-contents dialog lists no section"
+    finally:
+        v.page.set_viewport_size({"width": PHONE, "height": 844})
+        v.width = PHONE
+    assert not v.console, v.console
+
+
+def test_sidebar_button_hides_the_navigation_on_a_wide_screen(visit):
+    v = visit(PAGES[1])
+    sidebar = v.page.locator("#pst-primary-sidebar")
+    button = v.page.locator(".primary-toggle").filter(visible=True)
+    assert sidebar.is_visible()
+    button.click()
+    assert sidebar.evaluate("el => el.classList.contains('pst-sidebar-hidden')")
+    sidebar.wait_for(state="hidden", timeout=5_000)
+    button.click()
+    sidebar.wait_for(state="visible", timeout=5_000)
+    assert not v.console, v.console
+
+
+@pytest.mark.parametrize("width", [WIDE, PHONE])
+@pytest.mark.parametrize("page", PAGES)
+def test_no_output_or_error_is_cut_off(visits, page, width):
+    # Outputs wrap (book.css) rather than scroll sideways or stick out.
+    assert visits(page, width).data["clippedOutputs"] == []
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_fits_a_phone_screen(phone, page):
+    data = phone(page).data
+    assert data["pageWidth"] <= data["viewportWidth"], "the page scrolls sideways"
+    assert data["squeezedCells"] == [], "table cells squeezed to a word per line"
+
+
+@pytest.mark.parametrize("width", [WIDE, PHONE])
+@pytest.mark.parametrize("page", PAGES)
+def test_images_have_alt_text_and_are_sharp_on_high_density_screens(visits, page, width):
+    pictures = visits(page, width).data["pictures"]
+    no_alt = [p["src"] for p in pictures
+              if not p["alt"].strip() or "/" in p["alt"]
+              or re.search(r"\.(png|jpe?g|gif|svg|webp)$", p["alt"].strip(), re.IGNORECASE)]
+    assert no_alt == [], "images without alt text (or with a file path as alt)"
+    blurry = [f"{p['src']}: {p['natural']} px drawn {p['shown']:.0f} px wide" for p in pictures
+              if not urlsplit(p["src"]).path.endswith(".svg") and p["natural"] < 2 * p["shown"] - 1]
+    assert blurry == [], "raster images with fewer than 2 pixels per CSS pixel (use retina PNGs)"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_no_visible_cell_only_sets_the_traceback_mode(visit, page):
+    # %xmode Minimal cells carry the tag remove-cell: they run, but are not shown.
+    shown = [src for src in visit(page).data["inputSources"]
+             if re.fullmatch(r"\s*(%xmode\s+\w+\s*)+", src)]
+    assert shown == []
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_code_lines_fit_80_columns(visit, page):
+    # Code keeps its lines (only outputs wrap): at most 80 columns each.
+    long = [line for src in visit(page).data["inputSources"] for line in src.splitlines()
+            if len(line) > 80]
+    assert long == []
+
+
+# --- Dropdowns and print ----------------------------------------------------
+
+@pytest.mark.parametrize("page", PAGES)
+def test_exercises_are_numbered_from_1_on_every_page(visit, page):
+    titles = visit(page).data["exercises"]
+    numbers = [int(m.group(1)) if (m := re.match(r"Exercise (\d+)", t)) else t for t in titles]
+    assert numbers == list(range(1, len(titles) + 1))
+
+
+TOGGLES = "article .admonition.toggle"
+TOGGLE_STATES = f"() => [...document.querySelectorAll('{TOGGLES}')].map(el => el.classList.contains('toggle-hidden'))"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_each_dropdown_opens_and_closes_only_itself(visit, page):
+    # From its title and from its chevron, with no console error: the title of
+    # a solution once held a link that threw in sphinx-togglebutton and then
+    # toggled another solution.
+    v = visit(page)
+    titles = v.page.locator(f"{TOGGLES} > .admonition-title")
+    if titles.count() == 0:
+        pytest.skip("no dropdown on this page")
+    before = v.evaluate(TOGGLE_STATES)  # all open: Visit.expand opened them
+    assert not any(before)
+    for i in range(titles.count()):
+        title = titles.nth(i)
+        title.click(position={"x": 5, "y": 5})  # the title's text, left end
+        want = [n == i for n in range(len(before))]
+        assert v.evaluate(TOGGLE_STATES) == want, f"clicking title {i} folded {v.evaluate(TOGGLE_STATES)}"
+        title.locator(".toggle-button").click()
+        assert v.evaluate(TOGGLE_STATES) == before, f"its chevron did not unfold dropdown {i} alone"
+        # Every element inside the title (code, emphasis) toggles it too; links are followed.
+        for inner in title.locator(":scope > :not(.toggle-button):not(a)").all():
+            inner.click()
+            inner.click()
+            assert v.evaluate(TOGGLE_STATES) == before
+    assert not v.console, v.console
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_print_shows_every_dropdown_and_wraps_lines(visit, page):
+    v = visit(page)
+    # Fold everything a reader can fold, then print.
+    v.evaluate(f"""() => {{
+        document.querySelectorAll('{TOGGLES}:not(.toggle-hidden) > .admonition-title > .toggle-button')
+            .forEach(b => b.click());
+        document.querySelectorAll('article details[open]').forEach(d => d.open = false);
+    }}""")
+    try:
+        v.page.emulate_media(media="print")
+        hidden = v.evaluate(f"""() => [...document.querySelectorAll(
+                '{TOGGLES} > .admonition-title ~ *, article details > :not(summary)')]
+            .filter(el => {{ const box = el.getBoundingClientRect(), style = getComputedStyle(el);
+                             return box.height === 0 || style.visibility === 'hidden' || style.opacity === '0'; }})
+            .map(el => el.textContent.trim().slice(0, 60))""")
+        assert hidden == [], "content hidden on paper"
+        clipped = v.evaluate("""() => [...document.querySelectorAll('article pre')]
+            .filter(el => el.scrollWidth > el.clientWidth + 1).map(el => el.textContent.slice(0, 60))""")
+        assert clipped == [], "lines cut off on paper"
+    finally:
+        v.page.emulate_media(media="screen")
+        v.evaluate(f"""() => {{
+            document.querySelectorAll('{TOGGLES}.toggle-hidden > .admonition-title > .toggle-button')
+                .forEach(b => b.click());
+            document.querySelectorAll('article details').forEach(d => d.open = true);
+        }}""")
+    assert not v.console, v.console
+
+
+# --- Weight -------------------------------------------------------------------
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_is_light(visit, page):
+    v = visit(page)
+    paths = {urlsplit(url).path: size for url, size in v.transferred.items()}
+    total = sum(paths.values())
+    math = v.data["math"] > 0
+    budget = BUDGET_WITH_MATH if math else BUDGET_WITHOUT_MATH
+    heaviest = sorted(paths.items(), key=lambda item: -item[1])[:6]
+    assert total <= budget, f"{total / 1e6:.2f} MB > {budget / 1e6} MB; heaviest: {heaviest}"
+    if not math:
+        assert not [p for p in paths if "/mathjax/" in p], "MathJax loaded on a page without math"
+
+
+@pytest.mark.parametrize("width", [WIDE, PHONE])
+@pytest.mark.parametrize("page", PAGES)
+def test_icons_come_from_the_small_font_and_no_source_map_loads(visits, page, width):
+    # Chromium falls back to the theme's full icon fonts (declared first) only
+    # for a glyph missing from the subset that book.css declares last: so a
+    # request for a full font means an icon missing from the subset.
+    paths = [urlsplit(url).path for url in visits(page, width).transferred]
+    unwanted = [p for p in paths if p.endswith(".map") or p.endswith("/fontawesome.js")
+                or re.search(r"/webfonts/fa-[a-z]+-\d+\.(woff2|ttf)$", p)]
+    assert unwanted == [], "source maps, the icon script, or full icon fonts (an icon missing from the subset?)"
+    assert [p for p in paths if re.search(r"/webfonts/book-solid-900\.woff$", p)], "the icon font did not load"
+
+
+# --- Links out ----------------------------------------------------------------
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_links_to_d2l_the_issues_and_has_a_favicon(visit, page, repo):
+    v = visit(page)
+    assert [h for h in v.data["links"] if urlsplit(h).hostname == "d2l.ai"], \
+        "no link to the d2l section this chapter follows"
+    assert v.data["issues"] and all(h.startswith(f"{repo.url}/issues") for h in v.data["issues"])
+    assert v.data["icons"], "no <link rel=icon>"
+    for href in v.data["icons"]:
+        status, body = v.fetch(href)
+        assert status == 200 and body, href
+
+
+def test_root_index_leads_to_the_first_chapter(visit, site_url):
+    status, body = visit(PAGES[0]).fetch(f"{site_url}/index.html")
+    text = body.decode()
+    assert status == 200
+    assert re.search(r"<title>\s*\S", text), "index.html has no title"
+    assert f'href="{PAGES[0]}.html"' in text, "index.html has no link to the first page"
+    assert re.search(rf'http-equiv="refresh"[^>]*url={re.escape(PAGES[0])}\.html', text, re.IGNORECASE)
