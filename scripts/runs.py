@@ -526,8 +526,8 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
             label = f"{len(gpus)}x {label}"
     meta = {"label": label, **facts, "date": _dt.date.today().isoformat(),
             "commit": _git_commit(), "recorded_with": f"scripts/record-run.sh {machine}"}
-    folder = _write_run(machine, notebooks, meta, baselines)
-    print(f"record: wrote {folder.relative_to(ROOT)}/ ({len(notebooks)} notebooks, "
+    folder = _write_run(machine, notebooks, meta, baselines, root=RUNS)
+    print(f"record: wrote {folder}/ ({len(notebooks)} notebooks, "
           f"run.json, {BASELINE}/)")
     return 0
 

@@ -324,6 +324,16 @@ def test_check_run_names_what_is_wrong_with_a_baseline(tmp_path):
                      "gpu/baseline/intro.ipynb: code cell 1 keeps image data",
                      "gpu/baseline/devices.ipynb: no recording of devices"]:
         assert expected in problems
+    # _write_run writes the baseline beside the recording, images dropped, ...
+    recorded = runs_module.read_notebook(folder / "intro.ipynb")
+    written = runs_module._write_run("gpu", {"intro": recorded}, meta, {"intro": recorded},
+                                     root=tmp_path / "new")
+    run = runs_module.read_run(written)
+    assert runs_module.check_run(run) == []
+    assert run.baselines["intro"].cells[1].outputs[0]["data"] == {"text/plain": "<F>"}
+    # ... and refuses baselines that are not of the recorded chapters.
+    with pytest.raises(SystemExit, match="baselines"):
+        runs_module._write_run("gpu", {"intro": recorded}, meta, {}, root=tmp_path / "new")
     # baseline_notebook drops the images nbval never compares, and keeps the rest.
     kept = runs_module.baseline_notebook(runs_module.read_notebook(folder / "intro.ipynb"))
     assert kept.cells[1].outputs[0]["data"] == {"text/plain": "<F>"}
