@@ -177,6 +177,8 @@ def baseline_notebook(nb):
 def baselines_from_git(commit: str, chapters: list[str]) -> dict:
     """The stored chapters/<chapter>.ipynb of a commit, as baselines (from git)."""
     import nbformat
+    if not re.fullmatch(r"[0-9a-f]{7,40}", commit):
+        raise SystemExit(f"runs: commit {commit!r} is not a hash: no baseline from git")
     baselines = {}
     for chapter in chapters:
         try:

@@ -334,6 +334,9 @@ def test_check_run_names_what_is_wrong_with_a_baseline(tmp_path):
     # ... and refuses baselines that are not of the recorded chapters.
     with pytest.raises(SystemExit, match="baselines"):
         runs_module._write_run("gpu", {"intro": recorded}, meta, {}, root=tmp_path / "new")
+    # A baseline from git needs a commit (an empty one would read git's index).
+    with pytest.raises(SystemExit, match="not a hash"):
+        runs_module.baselines_from_git("", ["intro"])
     # baseline_notebook drops the images nbval never compares, and keeps the rest.
     kept = runs_module.baseline_notebook(runs_module.read_notebook(folder / "intro.ipynb"))
     assert kept.cells[1].outputs[0]["data"] == {"text/plain": "<F>"}
