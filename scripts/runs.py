@@ -336,13 +336,14 @@ def compare_cell(cell, recorded_cell, baseline_cell, comparison: NbvalComparison
     return HARDWARE, why
 
 
-def baseline_cell(run: Run, chapter: str, recorded_index: int):
-    """The baseline's code cell paired with a recorded one (None where there is none)."""
-    baseline = run.baselines.get(chapter)
+def baseline_cell(baseline, recorded_index: int, recorded_source: str):
+    """The baseline's code cell paired with a recorded one: same index, same source.
+
+    None where there is none (no baseline, or it does not hold that cell).
+    """
     cells = code_cells(baseline) if baseline is not None else []
-    recorded = code_cells(run.notebooks[chapter])
     if recorded_index >= len(cells) or normalise_source(cells[recorded_index]["source"]) \
-            != normalise_source(recorded[recorded_index]["source"]):
+            != normalise_source(recorded_source):
         return None
     return cells[recorded_index]
 
@@ -377,7 +378,8 @@ def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None
                 options = nbval_options(cells[i])
                 if not (options.get("skip") or options.get("check") is False):
                     rec = code_cells(run.notebooks[ipynb.stem])[matches[i].recorded]
-                    base = baseline_cell(run, ipynb.stem, matches[i].recorded)
+                    base = baseline_cell(run.baselines.get(ipynb.stem), matches[i].recorded,
+                                         rec["source"])
                     if compare_cell(cells[i], rec, base, comparison)[0] == OUTPUT_CHANGED:
                         counts["stale_output"] += 1
                         continue

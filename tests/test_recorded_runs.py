@@ -68,7 +68,6 @@ def neutrality_failures(chapter_nb, recorded_nb, comparison: NbvalComparison,
     """
     chapter_cells = runs_module.code_cells(chapter_nb)
     recorded_cells = runs_module.code_cells(recorded_nb)
-    baseline_cells = runs_module.code_cells(baseline_nb) if baseline_nb is not None else []
     matches = runs_module.align([c.source for c in chapter_cells],
                                 [c.source for c in recorded_cells])
     result = Neutrality()
@@ -92,11 +91,7 @@ def neutrality_failures(chapter_nb, recorded_nb, comparison: NbvalComparison,
             result.failures.append((index, f"raised {errors[0].ename} on the recorded machine, "
                                            "and the cell is not tagged raises-exception"))
             continue
-        baseline = None
-        if match.recorded < len(baseline_cells) and runs_module.normalise_source(
-                baseline_cells[match.recorded].source) == runs_module.normalise_source(
-                recorded.source):
-            baseline = baseline_cells[match.recorded]
+        baseline = runs_module.baseline_cell(baseline_nb, match.recorded, recorded.source)
         verdict, why = runs_module.compare_cell(cell, recorded, baseline, comparison)
         if verdict == runs_module.OUTPUT_CHANGED:
             result.compared -= 1
@@ -231,6 +226,27 @@ def test_baseline_tells_changed_output_from_a_hardware_difference():
     moved = _nb([("other()", [_stream("x\n")], [])] + [(c, [_stream("0\n")], []) for c in cells])
     assert [i for i, _ in neutrality_failures(stored, recorded, NbvalComparison(),
                                               moved).failures] == [1, 2, 3]
+
+
+def test_report_counts_current_stale_source_and_stale_output(tmp_path):
+    hw, ignore = ["hardware"], ["hardware", "nbval-ignore-output"]
+    chapter = _nb([("a()", [_stream("cpu\n")], hw), ("b(1)", [_stream("x\n")], hw),
+                   ("show()", [_stream("def f(x, y):\n")], hw),
+                   ("t()", [_stream("12 ms, cpu\n")], ignore), ("plain()", [], []),
+                   ("new()", [], hw)])
+    nbformat.write(chapter, tmp_path / "toy.ipynb")
+    recorded = _nb([("a()", [_stream("cuda:0\n")], hw), ("b(0)", [_stream("x\n")], hw),
+                    ("show()", [_stream("def f(x):\n")], hw),
+                    ("t()", [_stream("3 ms, cuda:0\n")], ignore), ("plain()", [], [])])
+    baseline = _nb([("a()", [_stream("cpu\n")], hw), ("b(0)", [_stream("x\n")], hw),
+                    ("show()", [_stream("def f(x):\n")], hw),
+                    ("t()", [_stream("14 ms, cpu\n")], ignore), ("plain()", [], [])])
+    run = runs_module.Run("toy-gpu", tmp_path, {}, {"toy": recorded}, {"toy": baseline})
+    report = runs_module.hardware_report(tmp_path, [run])
+    assert report == {"toy": {"hardware": 5, "machines": {"toy-gpu": {
+        "current": 2, "stale_source": 1, "stale_output": 1}}}}
+    assert "toy" in runs_module.format_report(report).splitlines()[1]
+    assert runs_module.format_report(report).splitlines()[1].endswith(" 2/1/1")
 
 
 # The cells whose stored output at the recorded commit (3880a84) does not hold on
