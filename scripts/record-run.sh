@@ -8,9 +8,13 @@
 #
 # It executes each chapters/*.ipynb in a fresh kernel from chapters/ and, only
 # when no cell raised except those tagged raises-exception, writes
-# runs/MACHINE/<chapter>.ipynb (volatile metadata removed) and
+# runs/MACHINE/<chapter>.ipynb (volatile metadata removed),
 # runs/MACHINE/run.json (commit, GPU names from torch, torch/CUDA/Python
-# versions, driver from nvidia-smi, date). Commit runs/MACHINE/ afterwards.
+# versions, driver from nvidia-smi, date) and runs/MACHINE/baseline/<chapter>.ipynb
+# (the checkout's stored notebooks as they were before executing, images
+# dropped: what the CPU build machine showed at this commit, which
+# tests/test_recorded_runs.py uses to tell an output that changed since the
+# recording from a hardware difference). Commit runs/MACHINE/ afterwards.
 #
 # Python: where .gpu/whl/ exists (../shared/gpu/fetch-wheels.sh), the
 # environment of ../shared/gpu/check.sh: the machine's python3 with its own

@@ -1,24 +1,34 @@
 """Recorded runs of the chapters on real GPUs (runs/<machine>/).
 
 Each folder under runs/ is one machine: its executed chapter notebooks
-(runs/<machine>/<chapter>.ipynb) and run.json (what ran them). The website
-shows them under every code cell tagged ``hardware`` (_ext/recorded_runs.py);
-tests/test_recorded_runs.py compares them with the stored notebooks.
+(runs/<machine>/<chapter>.ipynb), run.json (what ran them) and the baseline
+(runs/<machine>/baseline/<chapter>.ipynb): the stored chapter notebooks of the
+recorded commit as the CPU build machine executed them, PNG and JPEG data
+dropped (nbval never compares those). The website shows the recordings under
+every code cell tagged ``hardware`` (_ext/recorded_runs.py);
+tests/test_recorded_runs.py compares them with the stored notebooks, and uses
+the baseline to tell a cell whose output changed since the recording (the
+code it prints or calls changed) from a real hardware difference.
 
     python scripts/runs.py import MACHINE EXECUTED_DIR --meta RUN.json
         Store an existing run's executed notebooks (volatile metadata removed)
-        with the given run.json (every key of RUN_KEYS).
+        with the given run.json (every key of RUN_KEYS); the baseline comes
+        from git: chapters/<chapter>.ipynb at run.json's commit.
+    python scripts/runs.py baseline MACHINE
+        (Re)write runs/MACHINE/baseline/ from git at run.json's commit.
     python scripts/runs.py record MACHINE [--label L] [--chapter NAME ...]
         Execute every chapter here (what scripts/record-run.sh calls) and store it.
     python scripts/runs.py report
-        How many hardware cells have a current recording, per chapter.
+        How many hardware cells have a current recording, per chapter
+        (needs nbval: its comparison tells an unchanged output).
 
-Only the standard library and nbformat (nbclient for `record`): it runs on a
-GPU machine that has no Sphinx and no jupytext.
+Only the standard library and nbformat (nbclient for `record`, nbval for the
+comparison): it runs on a GPU machine that has no Sphinx and no jupytext.
 """
 from __future__ import annotations
 
 import argparse
+import copy
 import datetime as _dt
 import difflib
 import json
@@ -27,18 +37,24 @@ import re
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
-    "ROOT", "RUNS", "CHAPTERS", "RUN_KEYS", "HARDWARE_TAG", "Run", "Match",
-    "normalise_source", "code_cells", "read_notebook", "align", "runs", "read_run",
-    "strip_volatile", "check_run", "hardware_report",
+    "ROOT", "RUNS", "CHAPTERS", "SANITIZE_CFG", "RUN_KEYS", "HARDWARE_TAG", "BASELINE",
+    "Run", "Match", "normalise_source", "code_cells", "read_notebook", "align", "runs",
+    "read_run", "strip_volatile", "baseline_notebook", "baselines_from_git", "check_run",
+    "NbvalComparison", "nbval_options", "SAME", "OUTPUT_CHANGED", "HARDWARE", "compare_cell",
+    "baseline_cell", "hardware_report", "format_report",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = ROOT / "runs"
 CHAPTERS = ROOT / "chapters"
+SANITIZE_CFG = ROOT / "tests" / "sanitize.cfg"
+BASELINE = "baseline"  # runs/<machine>/baseline/<chapter>.ipynb
+# Output data the baseline leaves out: nbval never compares it (IPyNbFile's skip_compare).
+BASELINE_DROPPED = ("image/png", "image/jpeg")
 HARDWARE_TAG = "hardware"
 # run.json: every key must be there (tests/test_recorded_runs.py checks it).
 RUN_KEYS = {
@@ -101,6 +117,8 @@ class Run:
     folder: Path
     meta: dict
     notebooks: dict  # chapter stem -> notebook (dict as nbformat reads it)
+    # chapter stem -> the build machine's stored notebook of the recorded commit
+    baselines: dict = field(default_factory=dict)
 
     @property
     def tab_label(self) -> str:
@@ -119,10 +137,12 @@ def read_notebook(path: Path):
 
 
 def read_run(folder: Path) -> Run:
-    """Read runs/<machine>/ (run.json and every *.ipynb)."""
+    """Read runs/<machine>/ (run.json, every *.ipynb and baseline/*.ipynb)."""
     meta = json.loads((folder / "run.json").read_text())
     notebooks = {p.stem: read_notebook(p) for p in sorted(folder.glob("*.ipynb"))}
-    return Run(folder.name, folder, meta, notebooks)
+    baselines = {p.stem: read_notebook(p)
+                 for p in sorted((folder / BASELINE).glob("*.ipynb"))}
+    return Run(folder.name, folder, meta, notebooks, baselines)
 
 
 def runs(root: Path = RUNS) -> list[Run]:
@@ -142,6 +162,33 @@ def strip_volatile(nb):
             cell.metadata.pop(key, None)
         cell["id"] = f"cell-{index}"
     return nb
+
+
+def baseline_notebook(nb):
+    """A stored chapter notebook as a baseline: volatile metadata and images dropped."""
+    nb = strip_volatile(copy.deepcopy(nb))
+    for cell in code_cells(nb):
+        for output in cell.get("outputs", []):
+            for key in BASELINE_DROPPED:
+                output.get("data", {}).pop(key, None)
+    return nb
+
+
+def baselines_from_git(commit: str, chapters: list[str]) -> dict:
+    """The stored chapters/<chapter>.ipynb of a commit, as baselines (from git)."""
+    import nbformat
+    if not re.fullmatch(r"[0-9a-f]{7,40}", commit):
+        raise SystemExit(f"runs: commit {commit!r} is not a hash: no baseline from git")
+    baselines = {}
+    for chapter in chapters:
+        try:
+            text = subprocess.run(["git", "show", f"{commit}:chapters/{chapter}.ipynb"],
+                                  cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        except (OSError, subprocess.CalledProcessError) as err:
+            raise SystemExit(f"runs: no chapters/{chapter}.ipynb at commit {commit!r} in git: "
+                             f"{getattr(err, 'stderr', '') or err}".strip())
+        baselines[chapter] = baseline_notebook(nbformat.reads(text, as_version=4))
+    return baselines
 
 
 def check_run(run: Run, chapters: Path = CHAPTERS) -> list[str]:
@@ -174,12 +221,144 @@ def check_run(run: Run, chapters: Path = CHAPTERS) -> list[str]:
         for key in VOLATILE_CELL_KEYS:
             if any(key in cell.get("metadata", {}) for cell in nb.cells):
                 problems.append(f"{where}: volatile cell metadata {key!r} kept")
+        problems += _check_baseline(run, chapter, nb)
+    for chapter in sorted(set(run.baselines) - set(run.notebooks)):
+        problems.append(f"{run.machine}/{BASELINE}/{chapter}.ipynb: no recording of {chapter}")
     return problems
 
 
-def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None) -> dict:
-    """Per chapter: hardware cells, and per machine how many are current / stale."""
+def _check_baseline(run: Run, chapter: str, recorded) -> list[str]:
+    """The baseline of a chapter holds the recorded cells, executed, without images."""
+    where = f"{run.machine}/{BASELINE}/{chapter}.ipynb"
+    baseline = run.baselines.get(chapter)
+    if baseline is None:
+        return [f"{where}: missing (the build machine's stored notebook of the recorded "
+                f"commit; python scripts/runs.py baseline {run.machine})"]
+    problems = []
+    ours = [normalise_source(c["source"]) for c in code_cells(baseline)]
+    theirs = [normalise_source(c["source"]) for c in code_cells(recorded)]
+    if ours != theirs:
+        differ = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b),
+                      min(len(ours), len(theirs)))
+        problems.append(f"{where}: code cells differ from the recording's from cell {differ} "
+                        f"({len(ours)} vs {len(theirs)} code cells): not the same commit")
+    for index, cell in enumerate(code_cells(baseline)):
+        if any(key in output.get("data", {}) for output in cell.get("outputs", [])
+               for key in BASELINE_DROPPED):
+            problems.append(f"{where}: code cell {index} keeps image data")
+    for key in VOLATILE_CELL_KEYS:
+        if any(key in cell.get("metadata", {}) for cell in baseline.cells):
+            problems.append(f"{where}: volatile cell metadata {key!r} kept")
+    return problems
+
+
+class NbvalComparison:
+    """nbval's own output comparison (IPyNbCell.compare_outputs), outside a kernel.
+
+    The comparison is nbval's, unchanged (only its failure message is
+    formatted here, without pytest's assertion hook); only what it reads from
+    its pytest item and parent file is given here: the keys nbval skips (as
+    IPyNbFile.__init__ sets them without --nbdime, so PNG data is not
+    compared) and the sanitize patterns read from the file as nbval reads it.
+    nbval is imported here, not with the module: `record` does not need it.
+    """
+    SKIP_COMPARE = ('metadata', 'traceback', 'prompt_number', 'output_type', 'name',
+                    'execution_count', 'application/vnd.jupyter.widget-view+json',
+                    'image/png', 'image/jpeg')
+
+    def __init__(self, sanitize_file: Path = SANITIZE_CFG):
+        from types import SimpleNamespace
+
+        from nbval import plugin
+        self._nbval = plugin
+        self.parent = SimpleNamespace(
+            skip_compare=self.SKIP_COMPARE,
+            sanitize_patterns=dict(plugin.get_sanitize_patterns(sanitize_file.read_text())))
+        self.colors = plugin.nocolors
+        self.comparison_traceback = []
+
+    def compare_outputs(self, test, ref, skip_compare=None):
+        return self._nbval.IPyNbCell.compare_outputs(self, test, ref, skip_compare)
+
+    def sanitize(self, s):
+        return self._nbval.IPyNbCell.sanitize(self, s)
+
+    def format_output_compare(self, key, left, right):
+        # nbval's own asks pytest's assertion hook; a plain diff says the same.
+        left, right = (self._nbval._trim_base64(v) if isinstance(v, str) else v
+                       for v in (left, right))
+        self.comparison_traceback.append(f" mismatch {key!r} (- stored, + recorded)")
+        self.comparison_traceback.extend(difflib.ndiff(
+            str(left).splitlines(), str(right).splitlines()))
+
+    def differs(self, stored_outputs, recorded_outputs) -> str | None:
+        """None when nbval would accept recorded_outputs for stored ones, else why not."""
+        # As IPyNbCell.runtest: both sides' streams are coalesced (in place, so copies).
+        ref = self._nbval.coalesce_streams(copy.deepcopy(stored_outputs))
+        test = self._nbval.coalesce_streams(copy.deepcopy(recorded_outputs))
+        if self.compare_outputs(test, ref):
+            return None
+        lines = self.comparison_traceback
+        if len(lines) > 25:  # long tables: the first differing lines say enough
+            lines = lines[:25] + [f"  ... {len(lines) - 25} more diff lines"]
+        return "\n".join(lines)
+
+
+def nbval_options(cell) -> dict:
+    """The options nbval derives from a cell's tags and comment markers."""
+    from nbval import plugin
+    options = dict(plugin.find_metadata_tags(cell.metadata))
+    options.update(dict(plugin.find_comment_markers(cell.source)))
+    return options
+
+
+# What compare_cell says about a stored cell whose source the recording shares.
+SAME = "same"                      # nbval accepts the recorded output
+OUTPUT_CHANGED = "output changed"  # the stored output changed since the recording
+HARDWARE = "hardware"              # the CPU output did not change, the GPU's differs
+
+
+def compare_cell(cell, recorded_cell, baseline_cell, comparison: NbvalComparison
+                 ) -> tuple[str, str | None]:
+    """(SAME | OUTPUT_CHANGED | HARDWARE, why the recorded output differs).
+
+    The recording is compared with the stored output first. Where they differ,
+    the baseline (the stored output of the recorded commit on the build
+    machine) tells why: if the stored output differs from it too, the cell's
+    output changed since the recording (code it prints or calls changed);
+    if it does not, or there is no baseline cell, the machine is to blame.
+    """
+    why = comparison.differs(cell.outputs, recorded_cell.outputs)
+    if why is None:
+        return SAME, None
+    if baseline_cell is not None and comparison.differs(cell.outputs, baseline_cell.outputs):
+        return OUTPUT_CHANGED, why
+    return HARDWARE, why
+
+
+def baseline_cell(baseline, recorded_index: int, recorded_source: str):
+    """The baseline's code cell paired with a recorded one: same index, same source.
+
+    None where there is none (no baseline, or it does not hold that cell).
+    """
+    cells = code_cells(baseline) if baseline is not None else []
+    if recorded_index >= len(cells) or normalise_source(cells[recorded_index]["source"]) \
+            != normalise_source(recorded_source):
+        return None
+    return cells[recorded_index]
+
+
+def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None,
+                    comparison: NbvalComparison | None = None) -> dict:
+    """Per chapter: hardware cells, and per machine how many are current or stale.
+
+    A recorded hardware cell is stale_source when its source changed since the
+    recording; stale_output when its source is the same but nbval compares its
+    output and the stored output changed since the recording (it differs from
+    the baseline and from the recording: compare_cell); else current.
+    """
     recorded = runs() if recorded is None else recorded
+    comparison = NbvalComparison() if comparison is None else comparison
     report = {}
     for ipynb in sorted(chapters.glob("*.ipynb")):
         cells = code_cells(read_notebook(ipynb))
@@ -189,29 +368,48 @@ def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None
         entry = {"hardware": len(hardware), "machines": {}}
         for run in recorded:
             matches = run.match(ipynb.stem, sources)
-            current = sum(1 for i in hardware if i in matches and matches[i].current)
-            stale = sum(1 for i in hardware if i in matches and not matches[i].current)
-            entry["machines"][run.machine] = {"current": current, "stale": stale}
+            counts = {"current": 0, "stale_source": 0, "stale_output": 0}
+            for i in hardware:
+                if i not in matches:
+                    continue
+                if not matches[i].current:
+                    counts["stale_source"] += 1
+                    continue
+                options = nbval_options(cells[i])
+                if not (options.get("skip") or options.get("check") is False):
+                    rec = code_cells(run.notebooks[ipynb.stem])[matches[i].recorded]
+                    base = baseline_cell(run.baselines.get(ipynb.stem), matches[i].recorded,
+                                         rec["source"])
+                    if compare_cell(cells[i], rec, base, comparison)[0] == OUTPUT_CHANGED:
+                        counts["stale_output"] += 1
+                        continue
+                counts["current"] += 1
+            entry["machines"][run.machine] = counts
         report[ipynb.stem] = entry
     return report
+
+
+REPORT_KEYS = ("current", "stale_source", "stale_output")
 
 
 def format_report(report: dict) -> str:
     """The report as a small table, one line per chapter."""
     machines = sorted({m for e in report.values() for m in e["machines"]})
-    lines = ["chapter      hardware cells  " + "  ".join(f"{m}: current/stale" for m in machines)]
-    totals = {m: [0, 0] for m in machines}
+    head = "/".join(k.replace("_", "-") for k in REPORT_KEYS)
+    width = {m: max(len(m) + len(head) + 2, 14) for m in machines}
+    lines = ["chapter      hardware cells  " + "  ".join(f"{m}: {head}" for m in machines)]
+    totals = {m: dict.fromkeys(REPORT_KEYS, 0) for m in machines}
     for chapter, entry in report.items():
         cols = []
         for m in machines:
-            c = entry["machines"].get(m, {"current": 0, "stale": 0})
-            totals[m][0] += c["current"]
-            totals[m][1] += c["stale"]
-            cols.append(f"{c['current']}/{c['stale']}".rjust(len(m) + 15))
+            c = entry["machines"].get(m, dict.fromkeys(REPORT_KEYS, 0))
+            for k in REPORT_KEYS:
+                totals[m][k] += c[k]
+            cols.append("/".join(str(c[k]) for k in REPORT_KEYS).rjust(width[m]))
         lines.append(f"{chapter:<12} {entry['hardware']:>14}  " + "  ".join(cols))
     total = sum(e["hardware"] for e in report.values())
     lines.append(f"{'total':<12} {total:>14}  " + "  ".join(
-        f"{totals[m][0]}/{totals[m][1]}".rjust(len(m) + 15) for m in machines))
+        "/".join(str(totals[m][k]) for k in REPORT_KEYS).rjust(width[m]) for m in machines))
     return "\n".join(lines)
 
 
@@ -220,11 +418,14 @@ def _check_machine_name(machine: str) -> None:
         raise SystemExit(f"runs: machine name {machine!r}: use letters, digits, '.', '_', '-'")
 
 
-def _write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS) -> Path:
-    import nbformat
+def _write_run(machine: str, notebooks: dict, meta: dict, baselines: dict,
+               root: Path = RUNS) -> Path:
     missing = [k for k in RUN_KEYS if k not in meta]
     if missing:
         raise SystemExit(f"runs: run.json would lack {missing}")
+    if set(baselines) != set(notebooks):
+        raise SystemExit(f"runs: baselines {sorted(baselines)} are not of the recorded "
+                         f"chapters {sorted(notebooks)}")
     _check_machine_name(machine)
     folder = root / machine
     folder.mkdir(parents=True, exist_ok=True)
@@ -232,9 +433,26 @@ def _write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS) -> 
         if old.stem not in notebooks:
             old.unlink()
     for chapter, nb in notebooks.items():
-        nbformat.write(strip_volatile(nb), folder / f"{chapter}.ipynb")
+        _write_notebook(strip_volatile(nb), folder / f"{chapter}.ipynb")
+    _write_baselines(folder, baselines)
     (folder / "run.json").write_text(json.dumps(meta, indent=1) + "\n")
     return folder
+
+
+def _write_notebook(nb, path: Path) -> None:
+    import nbformat
+    nbformat.write(nb, path)
+
+
+def _write_baselines(folder: Path, baselines: dict) -> None:
+    """Write folder/baseline/<chapter>.ipynb (images dropped), removing others."""
+    target = folder / BASELINE
+    target.mkdir(parents=True, exist_ok=True)
+    for old in target.glob("*.ipynb"):
+        if old.stem not in baselines:
+            old.unlink()
+    for chapter, nb in baselines.items():
+        _write_notebook(baseline_notebook(nb), target / f"{chapter}.ipynb")
 
 
 def _git_commit() -> str:
@@ -275,7 +493,7 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
     if not facts["gpus"]:
         print(f"record: warning: torch {facts['torch']} sees no CUDA GPU here; "
               "recording a CPU run", file=sys.stderr)
-    notebooks, problems = {}, []
+    notebooks, baselines, problems = {}, {}, []
     paths = sorted(CHAPTERS.glob("*.ipynb"))
     unknown = sorted(set(only or []) - {p.stem for p in paths})
     if unknown:
@@ -284,6 +502,8 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
         if only and path.stem not in only:
             continue
         nb = nbformat.read(path, as_version=4)
+        # The stored notebook as the build machine executed it: the baseline.
+        baselines[path.stem] = baseline_notebook(nb)
         start = time.time()
         try:
             NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
@@ -310,8 +530,9 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
             label = f"{len(gpus)}x {label}"
     meta = {"label": label, **facts, "date": _dt.date.today().isoformat(),
             "commit": _git_commit(), "recorded_with": f"scripts/record-run.sh {machine}"}
-    folder = _write_run(machine, notebooks, meta)
-    print(f"record: wrote {folder.relative_to(ROOT)}/ ({len(notebooks)} notebooks, run.json)")
+    folder = _write_run(machine, notebooks, meta, baselines, root=RUNS)
+    print(f"record: wrote {folder}/ ({len(notebooks)} notebooks, "
+          f"run.json, {BASELINE}/)")
     return 0
 
 
@@ -328,6 +549,9 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--label", help="tab label (default: the first GPU's name)")
     rec.add_argument("--chapter", action="append", dest="only", metavar="NAME",
                      help="record only this chapter (repeatable; default: all)")
+    base = sub.add_parser("baseline", help="(re)write runs/MACHINE/baseline/ from git "
+                                           "at run.json's commit")
+    base.add_argument("machine")
     sub.add_parser("report", help="hardware cells with a current recording, per chapter")
     args = parser.parse_args(argv)
     if args.command == "import":
@@ -337,11 +561,27 @@ def main(argv: list[str] | None = None) -> int:
                      for p in sorted(args.executed.glob("*.ipynb"))}
         if not notebooks:
             raise SystemExit(f"runs: no notebooks in {args.executed}")
-        folder = _write_run(args.machine, notebooks, meta)
+        baselines = baselines_from_git(str(meta.get("commit", "")), sorted(notebooks))
+        folder = _write_run(args.machine, notebooks, meta, baselines)
         problems = check_run(read_run(folder))
         for problem in problems:
             print(problem, file=sys.stderr)
-        print(f"import: wrote {folder.relative_to(ROOT)}/ ({len(notebooks)} notebooks)")
+        print(f"import: wrote {folder.relative_to(ROOT)}/ ({len(notebooks)} notebooks, "
+              f"{BASELINE}/ from commit {meta.get('commit')})")
+        return 1 if problems else 0
+    if args.command == "baseline":
+        _check_machine_name(args.machine)
+        folder = RUNS / args.machine
+        if not (folder / "run.json").is_file():
+            raise SystemExit(f"runs: no recorded run {folder.relative_to(ROOT)}/run.json")
+        run = read_run(folder)
+        _write_baselines(folder, baselines_from_git(str(run.meta.get("commit", "")),
+                                                    sorted(run.notebooks)))
+        problems = check_run(read_run(folder))
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        print(f"baseline: wrote {folder.relative_to(ROOT)}/{BASELINE}/ "
+              f"(commit {run.meta['commit']})")
         return 1 if problems else 0
     if args.command == "record":
         return record(args.machine, args.label, args.only)
