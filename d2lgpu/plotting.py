@@ -13,6 +13,7 @@ from matplotlib.ticker import MaxNLocator
 __all__ = ["ProgressBoard"]
 
 _STYLES = {"train": "-", "val": "--"}
+_DPI = 110  # pixels per inch at 1x; stored at twice that (retina)
 
 
 def _in_notebook() -> bool:
@@ -86,25 +87,31 @@ class ProgressBoard:
         if self.display:
             self._show()
 
-    def to_png(self) -> bytes:
+    def to_png(self, dpi: int = _DPI) -> bytes:
         """The figure as PNG bytes."""
         buffer = io.BytesIO()
-        self.fig.savefig(buffer, format="png", dpi=110)
+        self.fig.savefig(buffer, format="png", dpi=dpi)
         return buffer.getvalue()
 
-    def _bundle(self) -> dict:
-        return {
-            "image/png": base64.b64encode(self.to_png()).decode("ascii"),
+    def _bundle(self) -> tuple[dict, dict]:
+        # Drawn at twice the resolution and shown at half the pixel size, so
+        # that it is sharp on high-density (retina) screens.
+        width, height = self.fig.get_size_inches() * _DPI
+        data = {
+            "image/png": base64.b64encode(self.to_png(2 * _DPI)).decode("ascii"),
             "text/plain": f"<ProgressBoard: {self.ylabel} by {self.xlabel}>",
         }
+        return data, {"image/png": {"width": round(width), "height": round(height)}}
 
     def _show(self) -> None:
         from IPython.display import display
 
+        data, metadata = self._bundle()
         if self._handle is None:
-            self._handle = display(self._bundle(), raw=True, display_id=True)
+            self._handle = display(data, raw=True, metadata=metadata,
+                                   display_id=True)
         else:
-            self._handle.update(self._bundle(), raw=True)
+            self._handle.update(data, raw=True, metadata=metadata)
 
     def _repr_png_(self) -> bytes:
         return self.to_png()

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 from pathlib import Path
 
@@ -101,10 +102,20 @@ def seed_cache(cache_dir: Path = BUILD_CACHE) -> list[Path]:
     seeded = []
     for md in chapter_markdowns():
         if pair_problem(md) is None:
+            ipynb = md.with_suffix(".ipynb")
             # check_validity: the cells must have run in order, from 1.
-            cache.cache_notebook_file(str(md.with_suffix(".ipynb")), uri=str(md),
+            cache.cache_notebook_file(str(ipynb), uri=str(md),
                                       check_validity=True, overwrite=True)
-            seeded.append(md.with_suffix(".ipynb"))
+            seeded.append(ipynb)
+            # Sphinx re-reads a page only when its source is newer than the
+            # last build: after a refresh that left the .md as it was, make
+            # it so, or the page keeps showing the old outputs.
+            stamp = cache_dir.parent / ".seeded" / f"{md.stem}.sha256"
+            digest = hashlib.sha256(ipynb.read_bytes()).hexdigest()
+            if stamp.is_file() and stamp.read_text() != digest:
+                md.touch()
+            stamp.parent.mkdir(parents=True, exist_ok=True)
+            stamp.write_text(digest)
     return seeded
 
 

@@ -43,7 +43,7 @@ class FakeHandle:
     def __init__(self):
         self.updates = []
 
-    def update(self, bundle, raw=False):
+    def update(self, bundle, raw=False, metadata=None):
         self.updates.append((bundle, raw))
 
 
@@ -52,8 +52,8 @@ def test_notebook_shows_one_display_and_updates_it(monkeypatch):
 
     shown, handle = [], FakeHandle()
 
-    def fake_display(bundle, raw=False, display_id=None):
-        shown.append((bundle, raw, display_id))
+    def fake_display(bundle, raw=False, metadata=None, display_id=None):
+        shown.append((bundle, raw, metadata, display_id))
         return handle
 
     monkeypatch.setattr(IPython.display, "display", fake_display)
@@ -64,9 +64,13 @@ def test_notebook_shows_one_display_and_updates_it(monkeypatch):
     board.draw(2, 0.3, "train")
     board.draw(2, 0.2, "val")
     assert len(shown) == 1 and len(handle.updates) == 2
-    bundle, raw, display_id = shown[0]
+    bundle, raw, metadata, display_id = shown[0]
     assert raw is True and display_id is True
-    assert base64.b64decode(bundle["image/png"]).startswith(b"\x89PNG")
+    png = base64.b64decode(bundle["image/png"])
+    assert png.startswith(b"\x89PNG")
+    # Retina: the PNG has twice the pixels of the size it is shown at.
+    pixels = int.from_bytes(png[16:20], "big")
+    assert pixels == 2 * metadata["image/png"]["width"]
     assert bundle["text/plain"] == "<ProgressBoard: loss by epoch>"
 
 
