@@ -100,6 +100,23 @@ def _marked(run_id: str) -> list[int]:
             if name.isdigit() and mark in _environ(int(name))]
 
 
+def _exiting(pid: int, run_id: str) -> bool:
+    """Whether a process of the run is still being torn down (Linux).
+
+    While the kernel takes a killed process apart, its environment can no
+    longer be read although it is not yet a zombie: it still counts.
+    """
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            state = file.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    if state in ("Z", "X"):
+        return False
+    environ = _environ(pid)
+    return not environ or f"{MARK}={run_id}".encode() in environ
+
+
 def _ps() -> dict[int, tuple[int, str]]:
     """{pid: (parent pid, state)} of every process, from `ps` (no /proc)."""
     try:
@@ -136,7 +153,8 @@ def processes_left(run: Run) -> list[int]:
     if os.name == "nt":
         return []  # Windows: launch() kills its child and waits for it
     if HAS_PROC:
-        return sorted(_marked(run.run_id))
+        return sorted(set(_marked(run.run_id)) | {
+            pid for pid in run.pids if _exiting(pid, run.run_id)})
     table = _ps()  # a zombie has ended; only its parent has not noticed
     return sorted(pid for pid in run.pids
                   if pid in table and not table[pid][1].startswith("Z"))
