@@ -20,6 +20,7 @@ import jupytext
 import nbformat
 import pytest
 
+import recorded_tabs
 from booksite import ROOT, toc_pages
 
 CHROMIUM = Path(os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium"))
@@ -533,3 +534,16 @@ def test_root_index_leads_to_the_first_chapter(visit, site_url):
     assert re.search(r"<title>\s*\S", text), "index.html has no title"
     assert f'href="{PAGES[0]}.html"' in text, "index.html has no link to the first page"
     assert re.search(rf'http-equiv="refresh"[^>]*url={re.escape(PAGES[0])}\.html', text, re.IGNORECASE)
+
+
+# --- Recorded GPU runs (tabs under `hardware` cells) -------------------------
+# Last in this module: it clicks tabs and switches to print media on the
+# pages the tests above have loaded.
+
+def test_some_page_has_hardware_cells():
+    assert recorded_tabs.PAGES, "no chapter has a code cell tagged `hardware`"
+
+
+@pytest.mark.parametrize("page", recorded_tabs.PAGES)
+def test_recorded_runs_tabs_switch_and_print(visit, page):
+    recorded_tabs.check_tabs(visit(page), page)

@@ -1,9 +1,10 @@
-"""Recorded GPU runs on the built website, in a real browser (Chromium).
+"""Recorded GPU runs on the built website: what a page must show (used by test_site_browser.py).
 
 On every chapter page with `hardware` cells: one tab set per recorded cell,
 "CPU (this build)" shown first; clicking a machine's tab shows that machine's
 output (plots loaded) and hides the build's; printing shows every tab; no
-console errors. One browser for the module, each page loaded once.
+console errors. The checks run on the pages test_site_browser.py has loaded
+anyway (one browser, each page loaded once).
 """
 from __future__ import annotations
 
@@ -11,21 +12,14 @@ import importlib.util
 import sys
 
 import nbformat
-import pytest
 
 from booksite import ROOT, toc_pages
-from test_site_browser import CHROMIUM, Visit, browser, sync_api  # noqa: F401 (fixture)
 
 spec = importlib.util.spec_from_file_location("d2lgpu_runs", ROOT / "scripts" / "runs.py")
 runs_module = importlib.util.module_from_spec(spec)
 sys.modules.setdefault("d2lgpu_runs", runs_module)
 spec.loader.exec_module(runs_module)
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.is_file(), reason=f"no Chromium at {CHROMIUM}"),
-]
 RUNS = runs_module.runs()
 
 
@@ -60,27 +54,8 @@ STATE = """() => [...document.querySelectorAll('article .sd-tab-set.recorded-run
 })"""
 
 
-@pytest.fixture(scope="module")
-def visit(browser, site_url):  # noqa: F811 (browser is the imported fixture)
-    visits = {}
-
-    def get(page):
-        if page not in visits:
-            visits[page] = Visit(browser, f"{site_url}/{page}.html")
-        return visits[page]
-
-    yield get
-    for v in visits.values():
-        v.close()
-
-
-def test_some_page_has_hardware_cells():
-    assert PAGES, "no chapter has a code cell tagged `hardware`"
-
-
-@pytest.mark.parametrize("page", PAGES)
-def test_recorded_runs_tabs_switch_and_print(visit, page):
-    v = visit(page)
+def check_tabs(v, page: str) -> None:
+    """Tabs of page's recorded cells in Visit v: they exist, switch, show plots and print."""
     hardware, recorded, images = expected(page)
     sets = v.page.evaluate(STATE)
     assert len(sets) == recorded, "tab sets vs hardware cells with a recording"
