@@ -73,3 +73,21 @@ def built_site(site_build) -> Path:
     if site_build.returncode != 0:
         pytest.fail(f"the site build failed:\n{site_build.stdout[-4000:]}", pytrace=False)
     return HTML
+
+
+@pytest.fixture
+def alive():
+    """alive(pid) -> whether that process runs (a zombie has ended)."""
+    def alive(pid: int) -> bool:
+        try:
+            with open(f"/proc/{pid}/stat") as file:
+                return file.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+        except OSError:  # no /proc: ask the kernel
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return False
+            return True
+    return alive

@@ -20,22 +20,8 @@ pytestmark = [pytest.mark.slow,
 TIMEOUT = 15  # seconds; torchrun needs a few to import torch and start workers
 
 
-def alive(pid: int) -> bool:
-    """Whether `pid` runs (not a zombie)."""
-    try:
-        with open(f"/proc/{pid}/stat") as file:
-            return file.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-    except OSError:  # no /proc: ask the kernel
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
 
-
-def test_workers_that_ignore_sigterm_are_killed_at_the_time_limit(tmp_path):
+def test_workers_that_ignore_sigterm_are_killed_at_the_time_limit(alive, tmp_path):
     job = tmp_path / "stubborn.py"
     job.write_text(textwrap.dedent(f"""
         import os, signal, time

@@ -44,20 +44,6 @@ def script(tmp_path, body: str):
     return path
 
 
-def alive(pid: int) -> bool:
-    """Whether `pid` runs (not a zombie)."""
-    try:
-        with open(f"/proc/{pid}/stat") as file:
-            return file.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-    except OSError:  # no /proc: ask the kernel
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-
 
 def test_port_is_free_until_someone_binds_it():
     with socket.socket() as sock:
@@ -109,7 +95,7 @@ def test_without_rank_lines_the_error_quotes_the_end_of_stderr(tmp_path):
 
 @posix_only
 def test_a_run_past_its_time_limit_is_stopped_with_a_child_that_ignores_sigterm(
-        tmp_path, short_grace, finder):
+        alive, tmp_path, short_grace, finder):
     # The child starts a session of its own (as torchrun's workers do) and
     # ignores SIGTERM: only SIGKILL, sent to it by PID, can stop it.
     pid_file = tmp_path / "child.pid"
@@ -151,7 +137,7 @@ def stubborn_child_job(tmp_path, pid_file, then: str):
 
 
 @posix_only
-def test_a_process_left_behind_by_a_finished_run_is_stopped(tmp_path, short_grace):
+def test_a_process_left_behind_by_a_finished_run_is_stopped(alive, tmp_path, short_grace):
     pid_file = tmp_path / "child.pid"
     job = stubborn_child_job(tmp_path, pid_file, then="print('done')")
     run = launch(job, nproc=None, timeout=30)
@@ -163,7 +149,7 @@ def test_a_process_left_behind_by_a_finished_run_is_stopped(tmp_path, short_grac
 
 
 @posix_only
-def test_an_interrupted_run_is_stopped_with_its_children(tmp_path, short_grace,
+def test_an_interrupted_run_is_stopped_with_its_children(alive, tmp_path, short_grace,
                                                         finder):
     pid_file = tmp_path / "child.pid"
     job = stubborn_child_job(tmp_path, pid_file, then="time.sleep(60)")
