@@ -22,30 +22,20 @@ import jupytext
 import nbformat
 from jupytext.compare import compare_notebooks
 from nbclient import NotebookClient
+# The one definition of a clean stored notebook, shared with the recorded runs
+# (runs.py needs nothing but nbformat, so it is the one that defines it).
+from runs import VOLATILE_CELL_KEYS, VOLATILE_NOTEBOOK_KEYS, strip_volatile  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
 BUILD_CACHE = ROOT / "_build" / ".jupyter_cache"  # Jupyter Book's default
 TIMEOUT = 300  # seconds per cell
-VOLATILE_NOTEBOOK_KEYS = ("widgets",)
-VOLATILE_CELL_KEYS = ("execution", "collapsed", "scrolled", "ExecuteTime")
 
 
 def chapter_markdowns() -> list[Path]:
     """Every chapter's .md (the files people edit)."""
     return sorted(p for p in CHAPTERS.glob("*.md") if not p.name.startswith("_"))
 
-
-def strip_volatile(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Drop timestamps and timing metadata that change on every run."""
-    for key in VOLATILE_NOTEBOOK_KEYS:
-        nb.metadata.pop(key, None)
-    for index, cell in enumerate(nb.cells):
-        for key in VOLATILE_CELL_KEYS:
-            cell.metadata.pop(key, None)
-        # Stable ids keep diffs to what really changed.
-        cell["id"] = f"cell-{index}"
-    return nb
 
 
 def refresh(md: Path, execute: bool = True) -> Path:

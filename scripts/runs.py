@@ -160,7 +160,7 @@ def strip_volatile(nb):
     for index, cell in enumerate(nb.cells):
         for key in VOLATILE_CELL_KEYS:
             cell.metadata.pop(key, None)
-        cell["id"] = f"cell-{index}"
+        cell["id"] = f"cell-{index}"  # stable ids keep diffs to what changed
     return nb
 
 
@@ -428,31 +428,35 @@ def _write_run(machine: str, notebooks: dict, meta: dict, baselines: dict,
                          f"chapters {sorted(notebooks)}")
     _check_machine_name(machine)
     folder = root / machine
-    folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.glob("*.ipynb"):
-        if old.stem not in notebooks:
-            old.unlink()
-    for chapter, nb in notebooks.items():
-        _write_notebook(strip_volatile(nb), folder / f"{chapter}.ipynb")
+    _write_notebooks(folder, {c: strip_volatile(nb) for c, nb in notebooks.items()})
     _write_baselines(folder, baselines)
     (folder / "run.json").write_text(json.dumps(meta, indent=1) + "\n")
     return folder
 
 
-def _write_notebook(nb, path: Path) -> None:
+def _print_problems(folder: Path) -> list[str]:
+    """check_run of the run in folder, each problem printed to stderr."""
+    problems = check_run(read_run(folder))
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return problems
+
+
+def _write_notebooks(folder: Path, notebooks: dict) -> None:
+    """Write folder/<chapter>.ipynb for each notebook, removing any other."""
     import nbformat
-    nbformat.write(nb, path)
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.ipynb"):
+        if old.stem not in notebooks:
+            old.unlink()
+    for chapter, nb in notebooks.items():
+        nbformat.write(nb, folder / f"{chapter}.ipynb")
 
 
 def _write_baselines(folder: Path, baselines: dict) -> None:
     """Write folder/baseline/<chapter>.ipynb (images dropped), removing others."""
-    target = folder / BASELINE
-    target.mkdir(parents=True, exist_ok=True)
-    for old in target.glob("*.ipynb"):
-        if old.stem not in baselines:
-            old.unlink()
-    for chapter, nb in baselines.items():
-        _write_notebook(baseline_notebook(nb), target / f"{chapter}.ipynb")
+    _write_notebooks(folder / BASELINE,
+                     {c: baseline_notebook(nb) for c, nb in baselines.items()})
 
 
 def _git_commit() -> str:
@@ -563,9 +567,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"runs: no notebooks in {args.executed}")
         baselines = baselines_from_git(str(meta.get("commit", "")), sorted(notebooks))
         folder = _write_run(args.machine, notebooks, meta, baselines)
-        problems = check_run(read_run(folder))
-        for problem in problems:
-            print(problem, file=sys.stderr)
+        problems = _print_problems(folder)
         print(f"import: wrote {folder.relative_to(ROOT)}/ ({len(notebooks)} notebooks, "
               f"{BASELINE}/ from commit {meta.get('commit')})")
         return 1 if problems else 0
@@ -577,9 +579,7 @@ def main(argv: list[str] | None = None) -> int:
         run = read_run(folder)
         _write_baselines(folder, baselines_from_git(str(run.meta.get("commit", "")),
                                                     sorted(run.notebooks)))
-        problems = check_run(read_run(folder))
-        for problem in problems:
-            print(problem, file=sys.stderr)
+        problems = _print_problems(folder)
         print(f"baseline: wrote {folder.relative_to(ROOT)}/{BASELINE}/ "
               f"(commit {run.meta['commit']})")
         return 1 if problems else 0

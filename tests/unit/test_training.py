@@ -180,19 +180,6 @@ def test_one_host_copy_per_epoch_whatever_the_batch_count(host_copies,
     assert trainer.train_batch_idx == 4 * num_batches
 
 
-def test_epoch_loss_is_the_mean_over_examples():
-    data = ListData(3)
-    model = d2lgpu.LinearRegression(lr=0.0)  # nothing changes while training
-    model(torch.ones(1, 2))
-    trainer = d2lgpu.Trainer(max_epochs=1, plot=False)
-    trainer.fit(model, data)
-    X = torch.cat([x for x, _ in data.train])
-    y = torch.cat([t for _, t in data.train])
-    with torch.no_grad():
-        expected = ((model(X) - y) ** 2).mean().item()
-    assert trainer.train_loss[0] == pytest.approx(expected, rel=1e-6)
-
-
 class UnequalBatches(d2lgpu.DataModule):
     """One batch of 1 example and one of 7: a mean of batch means is wrong."""
 
@@ -208,22 +195,41 @@ class UnequalBatches(d2lgpu.DataModule):
         return self.train if train else self.val
 
 
-def test_epoch_loss_is_the_mean_over_examples_of_unequal_batches():
-    data = UnequalBatches()
-    model = d2lgpu.LinearRegression(lr=0.0)
+def _still_model(make_data):
+    """(data, a model that training leaves unchanged, its trainer after one epoch)."""
+    data = make_data()
+    model = d2lgpu.LinearRegression(lr=0.0)  # nothing changes while training
     model(torch.ones(1, 2))
     trainer = d2lgpu.Trainer(max_epochs=1, plot=False)
     trainer.fit(model, data)
-    X = torch.cat([x for x, _ in data.train])
-    y = torch.cat([t for _, t in data.train])
+    return data, model, trainer
+
+
+def _per_example_loss(model, batches):
+    X = torch.cat([x for x, _ in batches])
+    y = torch.cat([t for _, t in batches])
     with torch.no_grad():
-        per_example = ((model(X) - y) ** 2).reshape(-1)
-        batch_means = [per_example[:1].mean(), per_example[1:].mean()]
+        return ((model(X) - y) ** 2).reshape(-1)
+
+
+@pytest.mark.parametrize("make_data", [lambda: ListData(3), UnequalBatches],
+                         ids=["equal batches", "unequal batches"])
+def test_epoch_loss_is_the_mean_over_examples(make_data):
+    data, model, trainer = _still_model(make_data)
+    train = _per_example_loss(model, data.train).mean().item()
+    val = _per_example_loss(model, data.val).mean().item()
+    assert trainer.train_loss[0] == pytest.approx(train, rel=1e-6)
+    assert trainer.val_loss[0] == pytest.approx(val, rel=1e-6)
+
+
+def test_unequal_batches_tell_the_mean_of_batch_means_apart():
+    # The premise of the test above: with these batches a mean of batch
+    # means differs from the mean over examples by far more than rel=1e-6.
+    data, model, _ = _still_model(UnequalBatches)
+    per_example = _per_example_loss(model, data.train)
+    batch_means = [per_example[:1].mean(), per_example[1:].mean()]
     expected = per_example.mean().item()
-    # The two means differ by far more than the tolerance below.
     assert abs(sum(batch_means).item() / 2 - expected) > 0.1 * expected
-    assert trainer.train_loss[0] == pytest.approx(expected, rel=1e-6)
-    assert trainer.val_loss[0] == pytest.approx(expected, rel=1e-6)
 
 
 def test_empty_training_data_is_an_error():
