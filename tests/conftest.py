@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,27 @@ def alive():
                 return False
             return True
     return alive
+
+
+@pytest.fixture
+def launch_past_limit():
+    """launch_past_limit(start, started, limits) -> (RunTimeout, limit, seconds).
+
+    ``start(limit)`` launches a run that never ends by itself, with that time
+    limit; ``started()`` says whether the run's processes had all started (the
+    premise of a test of how they are stopped). A short first limit keeps the
+    test fast; a longer one is tried only when a busy machine had not started
+    them all in time, so the test neither waits long nor flakes.
+    """
+    from d2lgpu.launch import RunTimeout
+
+    def run(start, started, limits):
+        for limit in limits:
+            began = time.monotonic()
+            with pytest.raises(RunTimeout) as info:
+                start(limit)
+            seconds = time.monotonic() - began
+            if started():
+                return info.value, limit, seconds
+        pytest.fail(f"the run's processes had not all started within {limits[-1]} s")
+    return run

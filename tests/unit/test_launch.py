@@ -17,7 +17,7 @@ import _thread
 import pytest
 
 import d2lgpu.launch
-from d2lgpu.launch import RunTimeout, launch, port_is_free, processes_left
+from d2lgpu.launch import launch, port_is_free, processes_left
 
 posix_only = pytest.mark.skipif(os.name == "nt", reason="needs POSIX signals")
 
@@ -95,28 +95,23 @@ def test_without_rank_lines_the_error_quotes_the_end_of_stderr(tmp_path):
 
 @posix_only
 def test_a_run_past_its_time_limit_is_stopped_with_a_child_that_ignores_sigterm(
-        alive, tmp_path, short_grace, finder):
+        alive, tmp_path, short_grace, finder, launch_past_limit):
     # The child starts a session of its own (as torchrun's workers do) and
     # ignores SIGTERM: only SIGKILL, sent to it by PID, can stop it.
     pid_file = tmp_path / "child.pid"
-    job = script(tmp_path, f"""
-        import subprocess, sys, time
-        child = subprocess.Popen(
-            [sys.executable, "-c",
-             "import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
-             "open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"],
-            start_new_session=True)
-        time.sleep(60)
-    """)
-    start = time.monotonic()
-    with pytest.raises(RunTimeout, match=r"did not end within 3 s; 2 processes were stopped"
-                       ) as info:
-        launch(job, nproc=None, timeout=3)
-    assert time.monotonic() - start < 3 + 2 * short_grace + 2  # limit, 2 graces
+    job = stubborn_child_job(tmp_path, pid_file, then="time.sleep(60)")
+
+    def start(limit):
+        pid_file.unlink(missing_ok=True)
+        launch(job, nproc=None, timeout=limit)
+
+    error, limit, seconds = launch_past_limit(start, pid_file.exists, (1, 10))
+    assert str(error) == f"job.py did not end within {limit} s; 2 processes were stopped"
+    assert seconds < limit + 2 * short_grace + 2  # limit, 2 graces
     child = int(pid_file.read_text())
-    assert child in info.value.run.pids
+    assert child in error.run.pids
     assert not alive(child), f"the run's child {child} outlived the time limit"
-    assert processes_left(info.value.run) == []
+    assert processes_left(error.run) == []
 
 
 def stubborn_child_job(tmp_path, pid_file, then: str):
