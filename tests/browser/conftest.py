@@ -25,11 +25,6 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format, *args):  # noqa: A002 - the base class's name
         pass
 
-    def end_headers(self):
-        # Lets LinkChecker exceed its default 10 requests/s to this, our own server.
-        self.send_header("LinkChecker", "allow")
-        super().end_headers()
-
 
 @pytest.fixture(scope="module")
 def site_url(built_site: Path):

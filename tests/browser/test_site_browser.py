@@ -100,16 +100,27 @@ COLLECT = r"""async () => {
 }"""
 
 
-class Visit:
-    """One page load in a fresh browser context, with everything it recorded."""
+def new_context(browser, width: int = WIDE):
+    """A browser context (a private window) at that width."""
+    return browser.new_context(viewport={"width": width, "height": 900 if width > PHONE else 844},
+                               service_workers="block")
 
-    def __init__(self, browser, url: str, screenshot: Path | None = None, width: int = WIDE):
+
+class Visit:
+    """One page load in a tab of its own, with everything it recorded.
+
+    Tabs of one width share a browser context: a context per page costs a
+    renderer process and a cold start each (measured on 2 cores: 1.5 core-s a
+    load against 0.7). The tab loads with the HTTP cache off, so that it
+    transfers what a first visit does.
+    """
+
+    def __init__(self, context, url: str, screenshot: Path | None = None):
         self.console, self.failed, self.bad_status, self.external = [], [], [], []
-        self.width = width
-        self.context = browser.new_context(viewport={"width": width, "height": 900 if width > PHONE else 844},
-                                           service_workers="block")
-        self.context.route("**/*", self._only_this_machine)
-        page = self.context.new_page()
+        self.context = context
+        page = context.new_page()
+        self.width = page.viewport_size["width"]
+        page.route("**/*", self._only_this_machine)
         page.on("console", lambda m: m.type == "error" and self.console.append(
             f"{m.text} ({m.location.get('url')}:{m.location.get('lineNumber')})"))
         page.on("pageerror", lambda e: self.console.append(f"uncaught: {e}"))
@@ -118,11 +129,12 @@ class Visit:
         # Bytes on the wire per request, as Chromium counts them (headers included).
         self.transferred: dict[str, int] = {}
         urls: dict[str, str] = {}
-        cdp = self.context.new_cdp_session(page)
+        cdp = context.new_cdp_session(page)
         cdp.on("Network.requestWillBeSent", lambda e: urls.__setitem__(e["requestId"], e["request"]["url"]))
         cdp.on("Network.loadingFinished", lambda e: self.transferred.__setitem__(
             urls.get(e["requestId"], e["requestId"]), e["encodedDataLength"]))
         cdp.send("Network.enable")
+        cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
         page.goto(url, wait_until="load")
         self.expand(page)
         self.data = page.evaluate(COLLECT)  # waits for images, math and fonts
@@ -131,8 +143,15 @@ class Visit:
             screenshot.parent.mkdir(parents=True, exist_ok=True)
             # The whole page at 1280 px; on a phone the first screen (a whole
             # phone page is ~40 000 px tall and costs a second per page to take).
-            page.screenshot(path=str(screenshot), full_page=width > PHONE)
-        self.page = page
+            page.screenshot(path=str(screenshot), full_page=self.width > PHONE)
+        self._page = page
+
+    @property
+    def page(self):
+        """The tab, brought to the front first: a tab behind others gets no
+        animation frames, so a click there would wait for one until it times out."""
+        self._page.bring_to_front()
+        return self._page
 
     def evaluate(self, script: str, arg=None):
         return self.page.evaluate(script, arg)
@@ -166,7 +185,7 @@ class Visit:
         return response.status, response.body()
 
     def close(self):
-        self.context.close()
+        self._page.close()
 
 
 @pytest.fixture(scope="module")
@@ -182,14 +201,17 @@ def browser():
 def visits(browser, site_url):
     """visits(page, width) -> the Visit of that toc page at that width (each loaded once)."""
     loaded: dict[tuple[str, int], Visit] = {}
+    contexts = {}
     for old in SCREENSHOTS.glob("*.png"):  # keep only this run's pages
         old.unlink()
 
     def get(page: str, width: int = WIDE) -> Visit:
         if (page, width) not in loaded:
+            if width not in contexts:
+                contexts[width] = new_context(browser, width)
             suffix = "" if width == WIDE else f"__{width}px"
             shot = SCREENSHOTS / f"{page.replace('/', '__')}{suffix}.png"
-            loaded[page, width] = Visit(browser, f"{site_url}/{page}.html", shot, width)
+            loaded[page, width] = Visit(contexts[width], f"{site_url}/{page}.html", shot)
         return loaded[page, width]
 
     yield get
@@ -197,8 +219,8 @@ def visits(browser, site_url):
                f"in {len(v.transferred)} requests" for (page, width), v in loaded.items()]
     if weights:
         (SCREENSHOTS / "weights.txt").write_text("\n".join(weights) + "\n")
-    for v in loaded.values():
-        v.close()
+    for context in contexts.values():
+        context.close()
 
 
 @pytest.fixture(scope="module")
@@ -313,14 +335,16 @@ def test_search_finds_a_word_from_a_chapter(browser, visit, site_url):
     else:
         pytest.fail("no chapter title has a word to search for")
     word = max(words, key=len).lower()
-    search = Visit(browser, f"{site_url}/search.html?q={word}")
+    # A context of its own: the search page leaves its terms in localStorage
+    # for the next page of its context to highlight.
+    search = Visit(new_context(browser), f"{site_url}/search.html?q={word}")
     try:
         search.page.wait_for_selector("#search-results ul.search li a", timeout=20_000)
         hits = search.page.eval_on_selector_all("#search-results ul.search li a", "els => els.map(a => a.href)")
         assert any(urlsplit(h).path == f"/{page}.html" for h in hits), (word, hits)
         assert search.console == [] and search.failed == [] and search.external == []
     finally:
-        search.close()
+        search.context.close()
 
 
 # --- Reading on a phone or a tablet -----------------------------------------
