@@ -5,9 +5,11 @@ epoch and not at every minibatch:
 
 - batches come from DataLoaders that pin them in page-locked memory when the
   training device is CUDA (the ``Trainer`` sets ``data.pin_memory``), and
-  ``prepare_batch`` copies them with ``.to(device, non_blocking=True)``: a
-  copy from pageable memory, or a blocking one, would wait for the GPU to
-  finish the previous step;
+  ``prepare_batch`` copies a pinned batch with ``non_blocking=True``: a copy
+  from pageable memory, or a blocking one, would wait for the GPU to finish
+  the previous step. A pageable batch is copied blocking: on Apple's MPS a
+  non-blocking copy from pageable memory can read the batch after it is
+  freed (pytorch/pytorch#189690);
 - the ``Trainer`` (not the model) records the loss: it adds each batch's loss
   to a tensor on the training device and copies the epoch's averages to the
   host once per epoch (``host_transfers`` counts these copies) instead of
@@ -226,9 +228,9 @@ class Trainer:
         return model
 
     def prepare_batch(self, batch):
-        """Copy every tensor of ``batch`` to ``.gpus[0]`` without blocking (unchanged on the CPU)."""
+        """Copy every tensor of ``batch`` to ``.gpus[0]``, without blocking when it is pinned (unchanged on the CPU)."""
         if self.gpus:
-            batch = [a.to(self.gpus[0], non_blocking=True) for a in batch]
+            batch = [a.to(self.gpus[0], non_blocking=a.is_pinned()) for a in batch]
         return batch
 
     def fit(self, model, data) -> None:

@@ -144,7 +144,10 @@ class ListData(d2lgpu.DataModule):
         self.val = self.train[:2] if val else None
 
     def get_dataloader(self, train):
-        return self.train if train else self.val
+        batches = self.train if train else self.val
+        if self.pin_memory and batches is not None:  # as DataLoader(pin_memory=True)
+            batches = [tuple(t.pin_memory() for t in batch) for batch in batches]
+        return batches
 
 
 @pytest.fixture
@@ -192,7 +195,10 @@ class UnequalBatches(d2lgpu.DataModule):
         self.val = [(X[1:], y[1:]), (X[:1], y[:1])]
 
     def get_dataloader(self, train):
-        return self.train if train else self.val
+        batches = self.train if train else self.val
+        if self.pin_memory and batches is not None:  # as DataLoader(pin_memory=True)
+            batches = [tuple(t.pin_memory() for t in batch) for batch in batches]
+        return batches
 
 
 def _still_model(make_data):
@@ -321,10 +327,14 @@ def test_force_cpu_trains_on_the_cpu(monkeypatch, cuda_count_2):
 
 
 class RecordsTo:
-    """Stands in for a tensor and records where it was asked to go."""
+    """Stands in for a tensor (pinned or not) and records where it was asked to go."""
 
-    def __init__(self):
+    def __init__(self, pinned=True):
         self.moved_to = []
+        self.pinned = pinned
+
+    def is_pinned(self):
+        return self.pinned
 
     def to(self, device, non_blocking=False):
         self.moved_to.append((device, non_blocking))
@@ -340,6 +350,15 @@ def test_prepare_batch_copies_each_tensor_to_the_first_gpu_without_blocking(
     batch = [RecordsTo(), RecordsTo()]
     trainer.prepare_batch(batch)
     assert [t.moved_to for t in batch] == [[(torch.device("cuda:0"), True)]] * 2
+
+
+def test_prepare_batch_blocks_for_a_batch_that_is_not_pinned(mps_available):
+    # On MPS a non-blocking copy from pageable memory can read the batch after
+    # it is freed (pytorch/pytorch#189690); the Trainer pins on CUDA only.
+    trainer = d2lgpu.Trainer(1, num_gpus=1, plot=False)
+    batch = [RecordsTo(pinned=False), RecordsTo(pinned=False)]
+    trainer.prepare_batch(batch)
+    assert [t.moved_to for t in batch] == [[(torch.device("mps", 0), False)]] * 2
 
 
 @pytest.mark.parametrize("kinds, pinned", [
@@ -369,10 +388,20 @@ def fake_cuda_copies(monkeypatch, cuda_count_1):
 
     ``Tensor.to`` and ``Module.to`` towards CUDA record whether the copy
     blocks (returned list: one bool per tensor copy) and return the CPU
-    tensor or module unchanged, so that fit really runs.
+    tensor or module unchanged, so that fit really runs. ``pin_memory`` marks
+    a tensor pinned (real pinning needs CUDA) for ``is_pinned`` to report.
     """
     blocking = []
     tensor_to, module_to = torch.Tensor.to, nn.Module.to
+    pinned = []
+
+    def fake_pin_memory(self, *args, **kwargs):
+        pinned.append(self)
+        return self
+
+    monkeypatch.setattr(torch.Tensor, "pin_memory", fake_pin_memory)
+    monkeypatch.setattr(torch.Tensor, "is_pinned",
+                        lambda self, *args, **kwargs: any(self is t for t in pinned))
 
     def to_cuda(args, kwargs):
         target = args[0] if args else kwargs.get("device")
@@ -382,8 +411,7 @@ def fake_cuda_copies(monkeypatch, cuda_count_1):
         if not args or not isinstance(args[0], (str, torch.device)):
             return tensor_to(self, *args, **kwargs)
         if to_cuda(args, kwargs):
-            blocking.append(not kwargs.get("non_blocking",
-                                           len(args) > 1 and args[1]))
+            blocking.append(not kwargs.get("non_blocking", False))
             return self
         return tensor_to(self, *args, **kwargs)
 
