@@ -14,8 +14,8 @@ Parts of MathJax that the entry script can never load are not shipped
 (``unused``): the other output's code and fonts (``output/svg*`` beside a
 ``-chtml`` entry, and the reverse), the other input formats' entry scripts, and the speech
 rule data of every language but English (the accessibility explorer of the
-math menu reads only the reader's language, English here). Sphinx itself puts
-MathJax only on pages that have math.
+math menu reads only the reader's language, English here). page_scripts.py
+keeps MathJax off the pages without math.
 """
 from __future__ import annotations
 

@@ -14,7 +14,8 @@ line saying it was recorded with an earlier version of the cell (at which
 commit) and the source it had then. A cell with no recording on any machine
 gets one line saying so and no tabs.
 
-Every tab's content prints (print CSS below): paper has no tabs to click.
+Every tab's content prints (print CSS in _static/book.css): paper has no
+tabs to click.
 """
 from __future__ import annotations
 
@@ -30,32 +31,26 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
+from sphinx_design.shared import create_component
 
 LOGGER = logging.getLogger(__name__)
 BUILD_TAB = "CPU (this build)"
-CSS_FILE = "recorded_runs.css"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-# Print every tab, label above content: paper has no tabs to click.
-CSS = """\
-.recorded-runs-none { font-size: 0.85em; font-style: italic; margin: 0.25em 0 1em; }
-.recorded-run-stale-note { font-size: 0.85em; font-style: italic; }
-.recorded-output pre { white-space: pre-wrap; overflow-wrap: anywhere; }
-.recorded-output img { max-width: 100%; height: auto; }
-@media print {
-  .sd-tab-set.recorded-runs { display: block; }
-  .sd-tab-set.recorded-runs > label { display: block; border: none !important; padding: 0.25em 0;
-                                      color: inherit !important; }
-  .sd-tab-set.recorded-runs > .sd-tab-content { display: block !important; box-shadow: none; }
-}
-"""
 
 
 def _runs_module(srcdir: Path):
-    """scripts/runs.py of the book being built (plain Python, no Sphinx)."""
-    path = srcdir / "scripts" / "runs.py"
-    spec = importlib.util.spec_from_file_location("d2lgpu_runs", path)
+    """scripts/runs.py of the book being built (plain Python, no Sphinx), as module `runs`.
+
+    The one already imported is used where there is one (the tests import it
+    as `runs`), so that its classes are the same everywhere.
+    """
+    path = (srcdir / "scripts" / "runs.py").resolve()
+    module = sys.modules.get("runs")
+    if module is not None and Path(module.__file__).resolve() == path:
+        return module
+    spec = importlib.util.spec_from_file_location("runs", path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("d2lgpu_runs", module)
+    sys.modules["runs"] = module
     spec.loader.exec_module(module)
     return module
 
@@ -64,13 +59,6 @@ def _literal(text: str, classes: list[str], language: str = "none") -> nodes.lit
     text = ANSI.sub("", text).rstrip("\n")
     node = nodes.literal_block(text, text, classes=classes)
     node["language"] = language
-    return node
-
-
-def _component(name: str, classes: list[str], children=(), **attributes) -> nodes.container:
-    """A sphinx-design component node, as sphinx_design.shared.create_component makes it."""
-    node = nodes.container("", is_div=True, design_component=name, classes=classes, **attributes)
-    node.extend(children)
     return node
 
 
@@ -148,14 +136,16 @@ class RecordedRunsTransform(SphinxTransform):
             position = len(cell)
             build_content = [nodes.paragraph("", "", nodes.Text("(no output)"))]
         build = self._tab(BUILD_TAB, build_content, ["recorded-run-build"], selected=True)
-        tab_set = _component("tab-set", ["sd-tab-set", "recorded-runs"], [build, *tabs])
+        tab_set = create_component("tab-set", ["sd-tab-set", "recorded-runs"],
+                                   children=[build, *tabs])
         cell.insert(position, tab_set)
 
     @staticmethod
     def _tab(label: str, content: list, classes: list[str], selected=False) -> nodes.container:
         title = nodes.rubric(label, "", nodes.Text(label), classes=["sd-tab-label"])
-        body = _component("tab-content", ["sd-tab-content", *classes], content)
-        return _component("tab-item", ["sd-tab-item"], [title, body], selected=selected)
+        body = create_component("tab-content", ["sd-tab-content", *classes], children=content)
+        return create_component("tab-item", ["sd-tab-item"], children=[title, body],
+                                selected=selected)
 
     def _run_tab(self, chapter, index, cell, run, recorded, current) -> nodes.container:
         content = []
@@ -238,18 +228,9 @@ def outdated_by_runs(app: Sphinx, env, added, changed, removed) -> list[str]:
     return [doc for doc in env.found_docs if doc.startswith("chapters/")]
 
 
-def write_css(app: Sphinx, exception) -> None:
-    if exception is None and app.builder.format == "html":
-        static = Path(app.outdir) / "_static"
-        static.mkdir(parents=True, exist_ok=True)
-        (static / CSS_FILE).write_text(CSS)
-
-
 def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinx_design")
     app.connect("builder-inited", load_runs)
     app.connect("env-get-outdated", outdated_by_runs)
-    app.connect("build-finished", write_css)
     app.add_transform(RecordedRunsTransform)
-    app.add_css_file(CSS_FILE)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

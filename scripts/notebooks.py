@@ -24,7 +24,7 @@ from jupytext.compare import compare_notebooks
 from nbclient import NotebookClient
 # The one definition of a clean stored notebook, shared with the recorded runs
 # (runs.py needs nothing but nbformat, so it is the one that defines it).
-from runs import VOLATILE_CELL_KEYS, VOLATILE_NOTEBOOK_KEYS, strip_volatile  # noqa: F401
+from runs import strip_volatile
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTERS = ROOT / "chapters"
@@ -35,7 +35,6 @@ TIMEOUT = 300  # seconds per cell
 def chapter_markdowns() -> list[Path]:
     """Every chapter's .md (the files people edit)."""
     return sorted(p for p in CHAPTERS.glob("*.md") if not p.name.startswith("_"))
-
 
 
 def refresh(md: Path, execute: bool = True) -> Path:

@@ -40,14 +40,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = [
-    "ROOT", "RUNS", "CHAPTERS", "SANITIZE_CFG", "RUN_KEYS", "HARDWARE_TAG", "BASELINE",
-    "Run", "Match", "normalise_source", "code_cells", "read_notebook", "align", "runs",
-    "read_run", "strip_volatile", "baseline_notebook", "baselines_from_git", "check_run",
-    "NbvalComparison", "nbval_options", "SAME", "OUTPUT_CHANGED", "HARDWARE", "compare_cell",
-    "baseline_cell", "hardware_report", "format_report",
-]
-
 ROOT = Path(__file__).resolve().parent.parent
 RUNS = ROOT / "runs"
 CHAPTERS = ROOT / "chapters"
@@ -348,17 +340,60 @@ def baseline_cell(baseline, recorded_index: int, recorded_source: str):
     return cells[recorded_index]
 
 
+# What cell_status says beyond compare_cell's verdicts.
+UNRECORDED = "unrecorded"          # no recorded cell pairs with it
+STALE_SOURCE = "source changed"    # its source changed since the recording
+NOT_COMPARED = "not compared"      # nbval compares nothing (nbval_compares)
+RECORDED_ERROR = "recorded error"  # it raised on the recorded machine, untagged
+
+
+def nbval_compares(cell) -> bool:
+    """Whether nbval compares this cell's output: it ran, and no tag or marker says not to."""
+    options = nbval_options(cell)
+    return (cell.get("execution_count") is not None
+            and not (options.get("skip") or options.get("check") is False))
+
+
+def cell_status(cell, match: Match | None, recorded_cells: list, baseline,
+                comparison: NbvalComparison) -> tuple[str, str | None]:
+    """(status, why) of a chapter's code cell against its recording.
+
+    ``match`` pairs it with ``recorded_cells[match.recorded]`` (Run.match);
+    ``baseline`` is the run's baseline notebook of the chapter, or None. The
+    status is UNRECORDED, STALE_SOURCE, NOT_COMPARED, RECORDED_ERROR, or
+    compare_cell's SAME, OUTPUT_CHANGED or HARDWARE; ``why`` says how the
+    recorded output differs.
+    """
+    if match is None:
+        return UNRECORDED, None
+    if not match.current:
+        return STALE_SOURCE, None
+    if not nbval_compares(cell):
+        return NOT_COMPARED, None
+    recorded = recorded_cells[match.recorded]
+    errors = [o for o in recorded.outputs if o.output_type == "error"]
+    if errors and not nbval_options(cell).get("check_exception"):
+        return RECORDED_ERROR, (f"raised {errors[0].ename} on the recorded machine, "
+                                "and the cell is not tagged raises-exception")
+    base = baseline_cell(baseline, match.recorded, recorded.source)
+    verdict, why = compare_cell(cell, recorded, base, comparison)
+    if verdict == HARDWARE and base is None:
+        why = "(no baseline cell: compared strictly)\n" + why
+    return verdict, why
+
+
 def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None,
                     comparison: NbvalComparison | None = None) -> dict:
     """Per chapter: hardware cells, and per machine how many are current or stale.
 
     A recorded hardware cell is stale_source when its source changed since the
     recording; stale_output when its source is the same but nbval compares its
-    output and the stored output changed since the recording (it differs from
-    the baseline and from the recording: compare_cell); else current.
+    output and the stored output changed since the recording (cell_status:
+    OUTPUT_CHANGED); else current.
     """
     recorded = runs() if recorded is None else recorded
     comparison = NbvalComparison() if comparison is None else comparison
+    counted = {STALE_SOURCE: "stale_source", OUTPUT_CHANGED: "stale_output"}
     report = {}
     for ipynb in sorted(chapters.glob("*.ipynb")):
         cells = code_cells(read_notebook(ipynb))
@@ -368,22 +403,13 @@ def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None
         entry = {"hardware": len(hardware), "machines": {}}
         for run in recorded:
             matches = run.match(ipynb.stem, sources)
+            recorded_cells = code_cells(run.notebooks[ipynb.stem]) if matches else []
             counts = {"current": 0, "stale_source": 0, "stale_output": 0}
             for i in hardware:
-                if i not in matches:
-                    continue
-                if not matches[i].current:
-                    counts["stale_source"] += 1
-                    continue
-                options = nbval_options(cells[i])
-                if not (options.get("skip") or options.get("check") is False):
-                    rec = code_cells(run.notebooks[ipynb.stem])[matches[i].recorded]
-                    base = baseline_cell(run.baselines.get(ipynb.stem), matches[i].recorded,
-                                         rec["source"])
-                    if compare_cell(cells[i], rec, base, comparison)[0] == OUTPUT_CHANGED:
-                        counts["stale_output"] += 1
-                        continue
-                counts["current"] += 1
+                status, _ = cell_status(cells[i], matches.get(i), recorded_cells,
+                                        run.baselines.get(ipynb.stem), comparison)
+                if status != UNRECORDED:
+                    counts[counted.get(status, "current")] += 1
             entry["machines"][run.machine] = counts
         report[ipynb.stem] = entry
     return report

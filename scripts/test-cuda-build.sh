@@ -43,7 +43,9 @@ PY
 [ $# -gt 0 ] || set -- chapters
 start=$(date +%s)
 set +e
-CUDA_VISIBLE_DEVICES= "$venv/bin/python" -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile \
+# As scripts/test.sh runs them (its comments say why).
+OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}" CUDA_VISIBLE_DEVICES= \
+  "$venv/bin/python" -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder \
   --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg \
   -p no:cacheprovider -q "$@"
 rc=$?

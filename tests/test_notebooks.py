@@ -4,15 +4,15 @@ the notebooks and compares their outputs."""
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
+import notebooks  # scripts/notebooks.py (pyproject.toml: pythonpath)
+from runs import VOLATILE_CELL_KEYS
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import notebooks  # noqa: E402  (scripts/notebooks.py)
 
 MARKDOWNS = notebooks.chapter_markdowns()
 NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
@@ -43,7 +43,7 @@ def test_notebook_is_executed_and_clean(path):
     assert None not in counts, "some cells were never executed: run scripts/refresh.sh"
     assert counts == list(range(1, len(code) + 1)), "cells were not run top to bottom in one kernel"
     for cell in nb.cells:
-        assert not set(cell.metadata) & set(notebooks.VOLATILE_CELL_KEYS), "volatile metadata"
+        assert not set(cell.metadata) & set(VOLATILE_CELL_KEYS), "volatile metadata"
         if cell.cell_type == "code":
             assert not re.search(r"#\s*NBVAL_", cell.source), "use cell tags, not NBVAL comments"
 

@@ -12,9 +12,8 @@ recording's is a real hardware difference and fails.
 """
 from __future__ import annotations
 
-import importlib.util
+import ast
 import json
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,31 +21,29 @@ import nbformat
 import pytest
 from nbval import plugin as nbval_plugin
 
+import runs as runs_module  # scripts/runs.py (pyproject.toml: pythonpath)
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _load_runs_module():
-    spec = importlib.util.spec_from_file_location("d2lgpu_runs", ROOT / "scripts" / "runs.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("d2lgpu_runs", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-runs_module = _load_runs_module()
 RUNS = runs_module.runs()
 CHAPTER_NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
 
 
 NbvalComparison = runs_module.NbvalComparison
-nbval_options = runs_module.nbval_options
 
 
 def test_nbval_skip_keys_are_nbvals_own():
-    # The skipped keys above are copied from IPyNbFile.__init__; fail if nbval changes them.
-    source = Path(nbval_plugin.__file__).read_text()
-    for key in NbvalComparison.SKIP_COMPARE:
-        assert f"'{key}'" in source
+    # The keys IPyNbFile.__init__ gives self.skip_compare: its tuple, plus the
+    # images it adds without --nbdime. Fail if nbval changes them.
+    tree = ast.parse(Path(nbval_plugin.__file__).read_text())
+    ipynb_file = next(node for node in tree.body
+                      if isinstance(node, ast.ClassDef) and node.name == "IPyNbFile")
+    keys = ()
+    for node in ast.walk(ipynb_file):
+        if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == [
+                "self.skip_compare"]:
+            value = node.value.right if isinstance(node.value, ast.BinOp) else node.value
+            keys += ast.literal_eval(value)
+    assert NbvalComparison.SKIP_COMPARE == keys
 
 
 @dataclass
@@ -72,34 +69,20 @@ def neutrality_failures(chapter_nb, recorded_nb, comparison: NbvalComparison,
                                 [c.source for c in recorded_cells])
     result = Neutrality()
     for index, cell in enumerate(chapter_cells):
-        options = nbval_options(cell)
-        if options.get("skip") or options.get("check") is False:
-            continue  # nbval-skip / nbval-ignore-output: nbval compares nothing
-        if cell.execution_count is None:
-            continue  # nbval does not compare an unrun reference cell
-        match = matches.get(index)
-        if match is None:
+        if not runs_module.nbval_compares(cell):
+            continue
+        status, why = runs_module.cell_status(cell, matches.get(index), recorded_cells,
+                                              baseline_nb, comparison)
+        if status == runs_module.UNRECORDED:
             result.unrecorded.append(index)
-            continue
-        if not match.current:
+        elif status == runs_module.STALE_SOURCE:
             result.changed_source.append(index)
-            continue
-        recorded = recorded_cells[match.recorded]
-        result.compared += 1
-        errors = [o for o in recorded.outputs if o.output_type == "error"]
-        if errors and not options.get("check_exception"):
-            result.failures.append((index, f"raised {errors[0].ename} on the recorded machine, "
-                                           "and the cell is not tagged raises-exception"))
-            continue
-        baseline = runs_module.baseline_cell(baseline_nb, match.recorded, recorded.source)
-        verdict, why = runs_module.compare_cell(cell, recorded, baseline, comparison)
-        if verdict == runs_module.OUTPUT_CHANGED:
-            result.compared -= 1
+        elif status == runs_module.OUTPUT_CHANGED:
             result.changed_output.append(index)
-        elif verdict == runs_module.HARDWARE:
-            if baseline is None:
-                why = "(no baseline cell: compared strictly)\n" + why
-            result.failures.append((index, why))
+        else:
+            result.compared += 1
+            if status in (runs_module.RECORDED_ERROR, runs_module.HARDWARE):
+                result.failures.append((index, why))
     return result
 
 
@@ -147,9 +130,17 @@ def test_hardware_cells_with_a_current_recording():
     report = runs_module.hardware_report(recorded=RUNS)
     assert set(report) == {p.stem for p in CHAPTER_NOTEBOOKS}
     for chapter, entry in report.items():
-        for machine, counts in entry["machines"].items():
+        nb = nbformat.read(ROOT / "chapters" / f"{chapter}.ipynb", as_version=4)
+        cells = runs_module.code_cells(nb)
+        hardware = [i for i, c in enumerate(cells)
+                    if runs_module.HARDWARE_TAG in c.metadata.get("tags", [])]
+        assert entry["hardware"] == len(hardware), chapter
+        for run in RUNS:
+            counts = entry["machines"][run.machine]
             assert set(counts) == set(runs_module.REPORT_KEYS), counts
-            assert 0 <= sum(counts.values()) <= entry["hardware"], (chapter, machine)
+            # Every hardware cell paired with a recorded cell is counted once.
+            paired = run.match(chapter, [c.source for c in cells])
+            assert sum(counts.values()) == sum(i in paired for i in hardware), (chapter, run.machine)
     print("hardware cells with a current recording per machine (current: source and "
           "output as recorded; stale-source: source changed since; stale-output: "
           "stored output changed since):")
@@ -361,13 +352,6 @@ def test_check_run_names_what_is_wrong_with_a_baseline(tmp_path):
 
 # --- the website's tabs (_ext/recorded_runs.py) on a small doctree, without a build ---
 
-def _ext():
-    spec = importlib.util.spec_from_file_location("recorded_runs_ext", ROOT / "_ext" / "recorded_runs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _page(cells):
     """A doctree shaped as myst-nb makes it: (source, tags, stdout) per code cell."""
     from docutils import nodes
@@ -390,7 +374,8 @@ def test_site_tabs_current_stale_and_unrecorded(tmp_path):
     from types import SimpleNamespace
 
     from docutils import nodes
-    ext = _ext()
+    import recorded_runs as ext  # _ext/recorded_runs.py
+
     png = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
            "YPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
     recorded = nbformat.v4.new_notebook()

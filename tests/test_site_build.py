@@ -1,13 +1,12 @@
 """The website builds strictly: zero warnings, no failing cell."""
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
+from booksite import toc_pages  # one reader of _toc.yml (tests/browser)
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
-from booksite import toc_pages  # noqa: E402  (one reader of _toc.yml)
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +58,6 @@ def test_site_ships_no_source_maps_or_unused_assets(built_site):
 
 
 def test_icon_subset_keeps_used_icons_and_the_themes_own_marks():
-    sys.path.insert(0, str(ROOT / "_ext"))
     from site_assets import icon_codepoints
 
     css = ('.fa-rocket:before{content:"\\f135"}.fa-unused:before,.fa-alias:before{content:"\\f000"}'
@@ -70,7 +68,6 @@ def test_icon_subset_keeps_used_icons_and_the_themes_own_marks():
 
 
 def test_mathjax_copy_leaves_out_what_a_chtml_page_never_loads():
-    sys.path.insert(0, str(ROOT / "_ext"))
     from pathlib import PurePosixPath
 
     from offline_mathjax import unused

@@ -8,17 +8,10 @@ anyway (one browser, each page loaded once).
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import nbformat
 
+import runs as runs_module  # scripts/runs.py (pyproject.toml: pythonpath)
 from booksite import ROOT, toc_pages
-
-spec = importlib.util.spec_from_file_location("d2lgpu_runs", ROOT / "scripts" / "runs.py")
-runs_module = importlib.util.module_from_spec(spec)
-sys.modules.setdefault("d2lgpu_runs", runs_module)
-spec.loader.exec_module(runs_module)
 
 RUNS = runs_module.runs()
 
