@@ -98,6 +98,14 @@ def alive():
 
 
 @pytest.fixture
+def short_grace(monkeypatch):
+    """Half a second between SIGTERM and SIGKILL in d2lgpu.launch (default 3 s), to keep its tests fast."""
+    import d2lgpu.launch
+    monkeypatch.setattr(d2lgpu.launch, "GRACE", 0.5)
+    return 0.5
+
+
+@pytest.fixture
 def launch_past_limit():
     """launch_past_limit(start, started, limits) -> (RunTimeout, limit, seconds).
 

@@ -86,6 +86,9 @@ def test_hardware_note_is_said_once(path):
     else:
         assert found[0].strip() == one_line, (
             "paste chapters/_snippets/hardware-note.md between the markers")
-    others = [p for p in MARKDOWNS if "(hardware-note)=" in p.read_text()]
-    assert [p.resolve() for p in others] == [FIRST_PAGE], (
+
+
+def test_hardware_note_label_is_on_the_first_page_only():
+    labelled = [p for p in MARKDOWNS if "(hardware-note)=" in p.read_text()]
+    assert [p.resolve() for p in labelled] == [FIRST_PAGE], (
         "the label hardware-note belongs to the first page only")

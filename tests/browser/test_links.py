@@ -160,8 +160,14 @@ def crawl(site: Path, start: str = "index.html") -> tuple[set[str], list[str]]:
     return reached, problems
 
 
-def test_no_broken_internal_link_or_anchor(built_site):
-    reached, problems = crawl(built_site)
+@pytest.fixture(scope="module")
+def site_crawl(built_site):
+    """(paths reached, problems) of the crawl of the built site."""
+    return crawl(built_site)
+
+
+def test_no_broken_internal_link_or_anchor(site_crawl):
+    reached, problems = site_crawl
     assert problems == [], "\n".join(problems)
     missing = [p for p in toc_pages() if f"{p}.html" not in reached]
     assert missing == [], "pages the crawl never reached"
@@ -187,10 +193,11 @@ def link_or_copy(src, dst):
     ("_static/book.css", "url(vendor/", "url(vendor/no-such-", "no-such-"),
     ("_static/styles/theme.css", '@import "../', '@import "../no-such-', "no-such-"),
 ])
-def test_the_crawl_finds_a_planted_problem(built_site, tmp_path, file, old, new, problem):
+def test_the_crawl_finds_a_planted_problem(built_site, site_crawl, tmp_path, file, old, new,
+                                           problem):
+    assert site_crawl[1] == []  # the copy of the built site is clean before the plant
     site = tmp_path / "html"
     shutil.copytree(built_site, site, copy_function=link_or_copy)
-    assert crawl(site)[1] == []
     planted = site / file
     text = planted.read_text(encoding="utf-8")
     assert old in text, f"nothing to plant in {file}"

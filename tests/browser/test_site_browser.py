@@ -194,8 +194,6 @@ class Visit:
         response = self.context.request.get(url)
         return response.status, response.body()
 
-    def close(self):
-        self._page.close()
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ import time
 
 import pytest
 
-import d2lgpu.launch
 from d2lgpu.launch import launch, port_is_free, processes_left
 
 pytestmark = [pytest.mark.slow,
@@ -22,12 +21,10 @@ pytestmark = [pytest.mark.slow,
 # starts the workers, which do not; the longer limit is tried only when the
 # workers had not started within the first.
 LIMITS = (5, 30)
-GRACE = 1.0  # seconds between SIGTERM and SIGKILL (the launcher's default: 3)
 
 
 def test_workers_that_ignore_sigterm_are_killed_at_the_time_limit(
-        alive, tmp_path, monkeypatch, launch_past_limit):
-    monkeypatch.setattr(d2lgpu.launch, "GRACE", GRACE)
+        alive, tmp_path, short_grace, launch_past_limit):
     job = tmp_path / "stubborn.py"
     job.write_text(textwrap.dedent(f"""
         import os, signal, time
@@ -47,7 +44,7 @@ def test_workers_that_ignore_sigterm_are_killed_at_the_time_limit(
     error, limit, seconds = launch_past_limit(
         start, lambda: all(file.exists() for file in files), LIMITS)
     assert str(error) == f"stubborn.py did not end within {limit} s; 3 processes were stopped"
-    assert seconds < limit + 2 * GRACE + 2, f"launch took {seconds:.1f} s"
+    assert seconds < limit + 2 * short_grace + 2, f"launch took {seconds:.1f} s"
     run = error.run
     workers = {}
     for rank in (0, 1):

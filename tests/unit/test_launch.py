@@ -22,13 +22,6 @@ from d2lgpu.launch import launch, port_is_free, processes_left
 posix_only = pytest.mark.skipif(os.name == "nt", reason="needs POSIX signals")
 
 
-@pytest.fixture
-def short_grace(monkeypatch):
-    """Half a second between SIGTERM and SIGKILL, to keep these tests fast."""
-    monkeypatch.setattr(d2lgpu.launch, "GRACE", 0.5)
-    return 0.5
-
-
 @pytest.fixture(params=["proc", "ps"])
 def finder(request, monkeypatch):
     """Find the run's processes in /proc (Linux), or as without it (macOS): ps."""
