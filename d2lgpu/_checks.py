@@ -53,3 +53,16 @@ def three_digits(value: float) -> str:
         return f"{value:.1f}"
     return f"{value:.2f}"
 
+
+def with_unit(value: float, units: tuple[tuple[str, float], ...]) -> str:
+    """``value`` in the largest of ``units`` ((name, scale), largest first) it reaches, three digits.
+
+    Below the smallest scale the smallest unit is used. Where rounding reaches
+    the next unit up (999.7 µs: "1000 µs"), that unit is used (1.00 ms).
+    """
+    index = next((k for k, (_, scale) in enumerate(units) if value >= scale), len(units) - 1)
+    text = three_digits(value / units[index][1])
+    if index > 0 and float(text) >= round(units[index - 1][1] / units[index][1]):
+        index -= 1
+        text = three_digits(value / units[index][1])
+    return f"{text} {units[index][0]}"

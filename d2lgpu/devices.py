@@ -22,7 +22,7 @@ import subprocess
 
 import torch
 
-from ._checks import check_int, check_real, three_digits
+from ._checks import check_int, check_real, with_unit
 
 __all__ = [
     "cpu",
@@ -133,17 +133,15 @@ def try_all_gpus() -> list[torch.device]:
 
 # --- Describing the devices. -------------------------------------------------
 
+_BYTE_UNITS = (("TiB", 2.0**40), ("GiB", 2.0**30), ("MiB", 2.0**20), ("KiB", 2.0**10))
+
+
 def format_bytes(n: int | float) -> str:
     """A byte count in binary units, e.g. '1.50 GiB', '512 MiB', '12.0 KiB' (chapter "Tensors and GPUs")."""
     n = check_real(n, "format_bytes", "n", 0)
-    value, unit = n, "B"
-    for next_unit in ("KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            break
-        value, unit = value / 1024, next_unit
-    if unit == "B":
-        return f"{int(value)} B"
-    return f"{three_digits(value)} {unit}"
+    if n < 1024:
+        return f"{int(n)} B"
+    return with_unit(n, _BYTE_UNITS)
 
 
 def _memory_lines(kind: str, backend, count: int) -> list[str]:

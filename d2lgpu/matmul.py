@@ -15,6 +15,7 @@ import subprocess
 
 import torch
 
+from ._checks import check_real, with_unit
 from .timing import benchmark
 
 __all__ = [
@@ -141,15 +142,8 @@ def time_matmuls(device, dtype, sizes, repeat=5) -> dict:
 
 def format_rate(flops: float) -> str:
     """A speed in FLOP/s with three significant digits: '52.3 TFLOP/s' (chapter "Exercises, with measured solutions")."""
-    if flops < 0:
-        raise ValueError(f"a speed cannot be negative, got {flops}")
-    for scale, unit in ((1e12, "TFLOP/s"), (1e9, "GFLOP/s"),
-                        (1e6, "MFLOP/s")):
-        if flops >= scale:
-            break
-    value = flops / scale
-    digits = 0 if value >= 100 else 1 if value >= 10 else 2
-    return f"{value:.{digits}f} {unit}"
+    flops = check_real(flops, "format_rate", "flops", 0, hint="a speed cannot be negative")
+    return with_unit(flops, (("TFLOP/s", 1e12), ("GFLOP/s", 1e9), ("MFLOP/s", 1e6)))
 
 
 def datasheet_row(name: str) -> str | None:

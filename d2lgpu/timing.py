@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import torch
 
 from . import devices
-from ._checks import check_bool, check_int, check_real, three_digits
+from ._checks import check_bool, check_int, check_real, with_unit
 
 __all__ = [
     "synchronize",
@@ -60,10 +60,6 @@ def _as_device(device, where: str) -> torch.device:
         f"got {device!r} of type {type(device).__name__}")
 
 
-def _all_accelerators() -> list[torch.device]:
-    return devices.try_all_gpus()
-
-
 def _synchronize_one(device: torch.device) -> None:
     kind = device.type
     if kind == "cuda":
@@ -83,7 +79,7 @@ def _synchronize_one(device: torch.device) -> None:
 def synchronize(device=None) -> None:
     """Wait until all work queued on ``device`` has finished; None: every accelerator; CPU: nothing to wait for (chapter "Tensors and GPUs")."""
     if device is None:
-        for dev in _all_accelerators():
+        for dev in devices.try_all_gpus():
             _synchronize_one(dev)
         return
     _synchronize_one(_as_device(device, "synchronize(device)"))
@@ -108,17 +104,7 @@ _TIME_UNITS = (("s", 1.0), ("ms", 1e-3), ("\u00b5s", 1e-6), ("ns", 1e-9))
 
 def format_time(seconds: float) -> str:
     """A duration with three significant digits and a unit, e.g. '1.23 ms', '4.56 µs', '850 ns', '1.20 s' (chapter "Tensors and GPUs")."""
-    seconds = check_real(seconds, "format_time", "seconds", 0)
-    # The largest unit the duration reaches; nanoseconds below one.
-    index = next((k for k, (_, scale) in enumerate(_TIME_UNITS)
-                  if seconds >= scale), len(_TIME_UNITS) - 1)
-    unit, scale = _TIME_UNITS[index]
-    text = three_digits(seconds / scale)
-    # 999.7 µs rounds to "1000": say 1.00 ms instead.
-    if float(text) >= 1000 and index > 0:
-        unit, scale = _TIME_UNITS[index - 1]
-        text = three_digits(seconds / scale)
-    return f"{text} {unit}"
+    return with_unit(check_real(seconds, "format_time", "seconds", 0), _TIME_UNITS)
 
 
 # --- Results. ------------------------------------------------------------------
@@ -207,7 +193,7 @@ def benchmark(fn, *args, device=None, warmup=1, repeat=7, min_block_time=0.02,
         if wait_for:
             shown = wait_for[0]
         else:
-            wait_for = _all_accelerators()
+            wait_for = devices.try_all_gpus()
             shown = torch.device(devices.accelerator() or "cpu")
 
     def wait() -> None:

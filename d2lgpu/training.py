@@ -130,7 +130,7 @@ class SyntheticRegressionData(DataModule):
         dataset = TensorDataset(self.X[part], self.y[part])
         return DataLoader(dataset, batch_size=self.batch_size, shuffle=train,
                           generator=self._shuffle if train else None,
-                          pin_memory=bool(self.pin_memory))
+                          pin_memory=self.pin_memory)
 
 
 class LinearRegression(Module):

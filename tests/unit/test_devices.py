@@ -170,6 +170,7 @@ def test_numpy_style_integers_are_accepted(cuda_count_2):
     (0, "0 B"), (512, "512 B"), (12 * 1024, "12.0 KiB"),
     (512 * 2**20, "512 MiB"), (int(1.5 * 2**30), "1.50 GiB"),
     (80 * 2**30, "80.0 GiB"), (3 * 2**40, "3.00 TiB"),
+    (1000 * 1024, "1000 KiB"), (1023.9 * 1024, "1.00 MiB"),  # rounding reaches 1024 KiB
 ])
 def test_format_bytes(n, text):
     assert d2lgpu.format_bytes(n) == text

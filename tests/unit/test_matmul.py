@@ -107,6 +107,7 @@ def test_cpu_model_is_a_name():
     (0.5e9, "500 MFLOP/s"),
     (2.62e6, "2.62 MFLOP/s"),
     (4000.0, "0.00 MFLOP/s"),
+    (99.96e12, "100 TFLOP/s"), (999.7e9, "1.00 TFLOP/s"),  # rounding reaches a digit, a unit
 ])
 def test_format_rate(flops, text):
     assert matmul.format_rate(flops) == text
@@ -115,6 +116,8 @@ def test_format_rate(flops, text):
 def test_format_rate_rejects_negative():
     with pytest.raises(ValueError, match="negative"):
         matmul.format_rate(-1.0)
+    with pytest.raises(ValueError, match=r"format_rate\(flops\): flops must be a finite number"):
+        matmul.format_rate(float("nan"))
 
 
 def test_peak_report_fp32_below_peak(fake_gpu):
