@@ -62,6 +62,7 @@ RUN_KEYS = {
     "recorded_with": str,  # how: the command or the run it was imported from
 }
 VOLATILE_CELL_KEYS = ("execution", "collapsed", "scrolled", "ExecuteTime")
+COMMIT = re.compile(r"[0-9a-f]{7,40}")  # a git commit hash, abbreviated or not
 VOLATILE_NOTEBOOK_KEYS = ("widgets",)
 
 
@@ -169,7 +170,7 @@ def baseline_notebook(nb):
 def baselines_from_git(commit: str, chapters: list[str]) -> dict:
     """The stored chapters/<chapter>.ipynb of a commit, as baselines (from git)."""
     import nbformat
-    if not re.fullmatch(r"[0-9a-f]{7,40}", commit):
+    if not COMMIT.fullmatch(commit):
         raise SystemExit(f"runs: commit {commit!r} is not a hash: no baseline from git")
     baselines = {}
     for chapter in chapters:
@@ -194,7 +195,7 @@ def check_run(run: Run, chapters: Path = CHAPTERS) -> list[str]:
                         f"but {len(run.meta['gpus'])} GPU names")
     if not re.fullmatch(r"\d{4}-\d\d-\d\d", str(run.meta.get("date", ""))):
         problems.append(f"{run.machine}/run.json: date {run.meta.get('date')!r} is not YYYY-MM-DD")
-    if not re.fullmatch(r"[0-9a-f]{7,40}", str(run.meta.get("commit", ""))):
+    if not COMMIT.fullmatch(str(run.meta.get("commit", ""))):
         problems.append(f"{run.machine}/run.json: commit {run.meta.get('commit')!r} is not a hash")
     if not run.notebooks:
         problems.append(f"{run.machine}: no recorded notebooks")
@@ -205,14 +206,10 @@ def check_run(run: Run, chapters: Path = CHAPTERS) -> list[str]:
         for index, cell in enumerate(code_cells(nb)):
             if cell.get("execution_count") is None:
                 problems.append(f"{where}: code cell {index} was not executed")
-            tags = cell.get("metadata", {}).get("tags", [])
-            for output in cell.get("outputs", []):
-                if output.get("output_type") == "error" and "raises-exception" not in tags:
-                    problems.append(f"{where}: code cell {index} raised {output.get('ename')} "
-                                    "but is not tagged raises-exception")
-        for key in VOLATILE_CELL_KEYS:
-            if any(key in cell.get("metadata", {}) for cell in nb.cells):
-                problems.append(f"{where}: volatile cell metadata {key!r} kept")
+        for index, error in untagged_errors(nb):
+            problems.append(f"{where}: code cell {index} raised {error.get('ename')} "
+                            "but is not tagged raises-exception")
+        problems += _volatile_problems(where, nb)
         problems += _check_baseline(run, chapter, nb)
     for chapter in sorted(set(run.baselines) - set(run.notebooks)):
         problems.append(f"{run.machine}/{BASELINE}/{chapter}.ipynb: no recording of {chapter}")
@@ -238,10 +235,19 @@ def _check_baseline(run: Run, chapter: str, recorded) -> list[str]:
         if any(key in output.get("data", {}) for output in cell.get("outputs", [])
                for key in BASELINE_DROPPED):
             problems.append(f"{where}: code cell {index} keeps image data")
-    for key in VOLATILE_CELL_KEYS:
-        if any(key in cell.get("metadata", {}) for cell in baseline.cells):
-            problems.append(f"{where}: volatile cell metadata {key!r} kept")
-    return problems
+    return problems + _volatile_problems(where, baseline)
+
+
+def untagged_errors(nb) -> list[tuple[int, dict]]:
+    """(code cell index, error output) of every error a cell without raises-exception stored."""
+    return [(index, output) for index, cell in enumerate(code_cells(nb))
+            if "raises-exception" not in cell.get("metadata", {}).get("tags", [])
+            for output in cell.get("outputs", []) if output.get("output_type") == "error"]
+
+
+def _volatile_problems(where: str, nb) -> list[str]:
+    return [f"{where}: volatile cell metadata {key!r} kept" for key in VOLATILE_CELL_KEYS
+            if any(key in cell.get("metadata", {}) for cell in nb.cells)]
 
 
 class NbvalComparison:
@@ -540,12 +546,9 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
                            resources={"metadata": {"path": str(CHAPTERS)}}).execute()
         except Exception as err:  # a dead kernel or a timeout: say so, store nothing
             problems.append(f"{path.name}: {err!r}"[:500])
-        for index, cell in enumerate(code_cells(nb)):
-            tags = cell.metadata.get("tags", [])
-            for out in cell.get("outputs", []):
-                if out.get("output_type") == "error" and "raises-exception" not in tags:
-                    problems.append(f"{path.name} code cell {index}: {out.get('ename')}: "
-                                    f"{out.get('evalue', '')[:200]}")
+        for index, out in untagged_errors(nb):
+            problems.append(f"{path.name} code cell {index}: {out.get('ename')}: "
+                            f"{out.get('evalue', '')[:200]}")
         notebooks[path.stem] = nb
         print(f"record: {path.name} {time.time() - start:.1f} s", flush=True)
     if problems:
