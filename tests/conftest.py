@@ -18,14 +18,16 @@ BUILD_TIMEOUT = 900  # seconds; the cold build executes every chapter
 # keeps it with --no-loadscope-reorder): long files first, so that the short
 # unit tests fill the gaps at the end instead of one worker running a long
 # file alone while the other idles. xdist's own default orders files by their
-# number of tests, which put the 44 s of tests/distributed (5 tests) last. The
-# launcher's unit tests come early too: they mostly wait for time limits, and
-# waiting beside the busy files costs nothing, while at the end it left a core
-# idle for 6 s. The site checks come before the notebooks so that
-# chapters/distributed.ipynb, which also starts several processes, rarely runs
-# beside tests/distributed.
-_FIRST_TO_LAST = ("tests/distributed/", "tests/unit/test_launch.py", "tests/browser/",
-                  "tests/test_site_build.py", "chapters/")
+# number of tests, which put the 44 s of tests/distributed (5 tests) last.
+# The site build (one core, 4 s with _build/ in place) starts first, beside
+# tests/distributed: started by the first site check later, it kept the other
+# worker's browser test waiting for it. The launcher's unit tests come early
+# too: they mostly wait for time limits, which costs nothing beside busy
+# files, while at the end it left a core idle for 6 s. The site checks come
+# before the notebooks so that chapters/distributed.ipynb, which also starts
+# several processes, rarely runs beside tests/distributed.
+_FIRST_TO_LAST = ("tests/test_site_build.py", "tests/distributed/",
+                  "tests/unit/test_launch.py", "tests/browser/", "chapters/")
 
 
 def _rank(item) -> int:
