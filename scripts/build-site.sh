@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # Set up (if needed) and build the website into _build/html, strictly: any
-# Sphinx warning or failing notebook cell fails the build.
+# Sphinx warning fails the build. The pages are the chapter notebooks
+# (chapters/*.ipynb) with their stored outputs: nothing is executed. A chapter
+# whose .md and .ipynb disagree stops the build (bash scripts/refresh.sh
+# chapters/NAME.md brings its notebook in step).
 # Then open _build/html/index.html in a browser.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup.sh
 bash scripts/fetch_mathjax.sh
-# Chapters whose .md and .ipynb agree are shown with the notebook's stored
-# outputs (which nbval checks are current); any other chapter is executed.
-.venv/bin/python scripts/notebooks.py seed-cache
+.venv/bin/python -m booktools.notebooks check || {
+  echo "site: a chapter's .md and .ipynb disagree: bash scripts/refresh.sh chapters/NAME.md" >&2
+  exit 1
+}
 # Sphinx rebuilds pages when a source or _config.yml changes, but not when
-# the code of our own extensions (_ext/) does, and it copies _static/ (the
-# book's CSS, JS, favicon) only when some page is rebuilt: when either
-# changes, start the HTML afresh.
-ext_hash="$(find _ext _static -type f \( -name '*.py' -o -path '_static/*' \) -print0 \
+# the code of the book's extensions (tools/booktools/) does, and it copies
+# _static/ (the book's CSS, JS, favicon) only when some page is rebuilt: when
+# either changes, start the HTML afresh.
+ext_hash="$(find tools/booktools _static -type f \( -name '*.py' -o -path '_static/*' \) -print0 \
   | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
 if [ "$(cat _build/.ext.sha256 2>/dev/null)" != "$ext_hash" ]; then
   rm -rf _build/html _build/.doctrees

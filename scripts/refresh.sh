@@ -5,4 +5,4 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
-exec "$root/.venv/bin/python" "$root/scripts/notebooks.py" refresh "$@"
+exec "$root/.venv/bin/python" -m booktools.notebooks refresh "$@"

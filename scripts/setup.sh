@@ -16,7 +16,7 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
 stamp="$venv/.requirements.sha256"
-want="$(cat "$root/requirements.txt" "$root/pyproject.toml" | sha256sum | cut -d' ' -f1)"
+want="$(cat "$root/requirements.txt" "$root/pyproject.toml" "$root/tools/pyproject.toml" | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing requirements.txt into $venv"
   log="$venv/pip-install.log"

@@ -4,30 +4,28 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "_build"
 HTML = BUILD / "html"
-BUILD_TIMEOUT = 900  # seconds; the cold build executes every chapter
+BUILD_LOG = BUILD / "site-build.log"  # the site build of this test run: exit code, then output
+BUILD_TIMEOUT = 600  # seconds; the build executes nothing
+# The tests that read the built site (a run that selects none builds nothing).
+SITE_TESTS = (ROOT / "tests" / "test_site_build.py", ROOT / "tests" / "browser")
 
-# The order in which the xdist workers get the test files (scripts/test.sh
-# keeps it with --no-loadscope-reorder): long files first, so that the short
-# unit tests fill the gaps at the end instead of one worker running a long
-# file alone while the other idles. xdist's own default orders files by their
-# number of tests, which put the 44 s of tests/distributed (5 tests) last.
-# The site build (one core, 4 s with _build/ in place) starts first, beside
-# tests/distributed: started by the first site check later, it kept the other
-# worker's browser test waiting for it. The launcher's unit tests come early
-# too: they mostly wait for time limits, which costs nothing beside busy
-# files, while at the end it left a core idle for 6 s. The site checks come
-# before the notebooks so that chapters/distributed.ipynb, which also starts
-# several processes, rarely runs beside tests/distributed.
-_FIRST_TO_LAST = ("tests/test_site_build.py", "tests/distributed/",
-                  "tests/unit/test_launch.py", "tests/browser/", "chapters/")
+# The order in which the xdist workers get the test files (--no-loadscope-reorder
+# in pyproject.toml keeps it): long ones first, so that the short unit tests
+# fill the gaps at the end instead of one worker running a long file alone
+# while the other idles. The launcher's unit tests come early: they mostly
+# wait for time limits, which costs nothing beside busy files. The site
+# checks come before the notebooks so that chapters/distributed.ipynb, which
+# also starts several processes, rarely runs beside tests/distributed.
+_FIRST_TO_LAST = ("tests/distributed/", "tests/unit/test_launch.py", "tests/browser/",
+                  "chapters/")
 
 
 def _rank(item) -> int:
@@ -43,42 +41,78 @@ def pytest_collection_modifyitems(session, config, items):
     items.sort(key=_rank)  # stable: cells of a notebook stay in order
 
 
-def _run_id() -> str:
-    # The same for every xdist worker of one pytest run.
-    return os.environ.get("PYTEST_XDIST_TESTRUNUID", f"solo-{os.getpid()}")
+def pytest_configure(config):
+    # Several processes share the cores (a worker per core, a kernel or a
+    # browser each). libgomp's threads, which PyTorch's CPU ops use, spin
+    # while they wait for each other by default; a thread spinning on a core
+    # another process needed made single cells run 50 times longer. PASSIVE
+    # makes them sleep: it changes how fast, never what, is printed. Set here,
+    # before any worker or kernel starts, so that plain `pytest` has it too.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def _selects_site_tests(config) -> bool:
+    """Whether the paths pytest was given include a test of the built site."""
+    for arg in config.args:
+        path = (Path(config.invocation_params.dir) / arg.split("::", 1)[0]).resolve()
+        if any(path == site or path in site.parents or site in path.parents
+               for site in SITE_TESTS):
+            return True
+    return False
+
+
+def pytest_sessionstart(session):
+    """Build the site, as its own step, before any test runs (and before xdist's workers start).
+
+    Only the main process builds, and only when the run includes tests of
+    the built site; it runs the README's command and keeps its exit code and
+    output in _build/site-build.log for those tests (a failed build fails
+    them, with its output).
+    """
+    config = session.config
+    if hasattr(config, "workerinput") or not _selects_site_tests(config):
+        return
+    began = time.monotonic()
+    proc = subprocess.run(["bash", "scripts/build-site.sh"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=BUILD_TIMEOUT)
+    BUILD.mkdir(exist_ok=True)
+    BUILD_LOG.write_text(f"{proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        verdict = "built" if proc.returncode == 0 else f"FAILED (exit {proc.returncode})"
+        reporter.write_line(f"site: {verdict} in {time.monotonic() - began:.1f} s "
+                            "(bash scripts/build-site.sh; output in _build/site-build.log)")
 
 
 @pytest.fixture(scope="session")
 def site_build() -> subprocess.CompletedProcess:
-    """Build the site once per test run with the README's command; return the result.
-
-    xdist workers share one build: the first to arrive builds under a lock, the
-    others wait and read its recorded result.
-    """
-    BUILD.mkdir(exist_ok=True)
-    log = BUILD / f".site-build-{_run_id()}.log"
-    with FileLock(str(BUILD / ".site-build.lock")):
-        if not log.exists():
-            for old in BUILD.glob(".site-build-*.log"):
-                old.unlink()
-            proc = subprocess.run(
-                ["bash", "scripts/build-site.sh"],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                timeout=BUILD_TIMEOUT,
-            )
-            log.write_text(f"{proc.returncode}\n{proc.stdout}\n{proc.stderr}")
-    code, _, output = log.read_text().partition("\n")
+    """The site build of this test run (pytest_sessionstart): exit code and output."""
+    if not BUILD_LOG.is_file():
+        pytest.fail("the site was not built before the tests (pytest_sessionstart)", pytrace=False)
+    code, _, output = BUILD_LOG.read_text().partition("\n")
     return subprocess.CompletedProcess(["bash", "scripts/build-site.sh"], int(code), output, "")
 
 
 @pytest.fixture(scope="session")
 def built_site(site_build) -> Path:
-    """The folder of the strictly built HTML site (skips nothing: a failed build fails)."""
+    """The folder of the strictly built HTML site (a failed build fails the test)."""
     if site_build.returncode != 0:
         pytest.fail(f"the site build failed:\n{site_build.stdout[-4000:]}", pytrace=False)
     return HTML
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line per group of skipped tests: how many, where, and why."""
+    groups = defaultdict(int)
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        where = report.nodeid.split("::", 1)[0]
+        where = where.rsplit("/", 1)[0] + "/" if where.startswith("tests/browser") else where
+        groups[(where, reason.removeprefix("Skipped: "))] += 1
+    if groups:
+        terminalreporter.section("skipped, by group")
+        for (where, reason), count in sorted(groups.items()):
+            terminalreporter.write_line(f"{count} skipped in {where}: {reason}")
 
 
 @pytest.fixture

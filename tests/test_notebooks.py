@@ -9,8 +9,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import notebooks  # scripts/notebooks.py (pyproject.toml: pythonpath)
-from runs import VOLATILE_CELL_KEYS
+from booktools import notebooks
+from booktools.runs import VOLATILE_CELL_KEYS, name_problems
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,6 +32,12 @@ def test_pairs_agree():
     # Independent of file times: each .md is read and compared with its .ipynb
     # (cell types, sources, tags and other cell metadata).
     assert notebooks.pair_problems() == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_hardware_cells_have_unique_names(path):
+    # A recorded GPU run finds its cell by this name (booktools.runs).
+    assert name_problems(nbformat.read(path, as_version=4), path.name) == []
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))

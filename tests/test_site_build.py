@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from booksite import toc_pages  # one reader of _toc.yml (tests/browser)
+from booktools.book import toc_pages  # one reader of _toc.yml (tests/browser)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -58,7 +58,7 @@ def test_site_ships_no_source_maps_or_unused_assets(built_site):
 
 
 def test_icon_subset_keeps_used_icons_and_the_themes_own_marks():
-    from site_assets import icon_codepoints
+    from booktools.ext.site_assets import icon_codepoints
 
     css = ('.fa-rocket:before{content:"\\f135"}.fa-unused:before,.fa-alias:before{content:"\\f000"}'
            ':root{--pst-icon-external-link:"\uf35d"}'
@@ -70,7 +70,7 @@ def test_icon_subset_keeps_used_icons_and_the_themes_own_marks():
 def test_mathjax_copy_leaves_out_what_a_chtml_page_never_loads():
     from pathlib import PurePosixPath
 
-    from offline_mathjax import unused
+    from booktools.ext.offline_mathjax import unused
 
     def gone(path):
         return unused("tex-chtml.js", PurePosixPath(path))

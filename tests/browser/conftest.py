@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from booksite import Repository, book_config, repository
+from booktools.book import Repository, book_config, repository
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import nbformat
 
 import runs as runs_module  # scripts/runs.py (pyproject.toml: pythonpath)
-from booksite import ROOT, toc_pages
+from booktools.book import ROOT, toc_pages
 
 RUNS = runs_module.runs()
 

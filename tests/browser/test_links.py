@@ -29,7 +29,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from booksite import toc_pages
+from booktools.book import toc_pages
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from booksite import ROOT, repository, toc_pages
+from booktools.book import ROOT, repository, toc_pages
 
 PAGES = toc_pages()
 

@@ -20,8 +20,8 @@ import jupytext
 import nbformat
 import pytest
 
-import recorded_tabs
-from booksite import ROOT, toc_pages
+import recorded_tabs  # tests/browser/recorded_tabs.py
+from booktools.book import ROOT, toc_pages
 
 CHROMIUM = Path(os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [

@@ -2,17 +2,16 @@
 
 Under each code cell tagged ``hardware``, the cell's outputs go into a
 sphinx-design tab set: "CPU (this build)" holds what the build shows (the
-stored outputs), then one tab per recorded machine, labelled with the
-machine, its PyTorch version and the date, holds that machine's outputs of
-the same cell (text, errors, PNG plots written into the build with alt text).
+stored outputs), then one tab per recorded machine, labelled short ("H100"),
+holds a line naming the machine, its PyTorch version and the date, and that
+machine's outputs of the same cell (text, errors, PNG plots written into the build with alt text).
 
-A recorded cell is current when its source equals the chapter cell's (trailing
-whitespace aside). Otherwise the recorded notebook's code cells are aligned
-with the chapter's (difflib over the sources, scripts/runs.py): a cell paired
-with a changed one is still shown, in a tab marked "earlier version", with a
-line saying it was recorded with an earlier version of the cell (at which
-commit) and the source it had then. A cell with no recording on any machine
-gets one line saying so and no tabs.
+Each `hardware` cell has a name (cell metadata ``name``); a machine's tab
+shows the recorded cell of the same name in that machine's notebook of the
+chapter (booktools.runs), whatever its position. The recording is current
+when its source equals the cell's (trailing whitespace aside); otherwise it
+is shown as an earlier version, with the source the cell had then. A cell
+with no recording on any machine gets one line saying so and no tabs.
 
 Every tab's content prints (print CSS in _static/book.css): paper has no
 tabs to click.
@@ -20,10 +19,8 @@ tabs to click.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import re
-import sys
 from base64 import b64decode
 from pathlib import Path
 
@@ -33,26 +30,11 @@ from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 from sphinx_design.shared import create_component
 
+from booktools import runs
+
 LOGGER = logging.getLogger(__name__)
 BUILD_TAB = "CPU (this build)"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
-def _runs_module(srcdir: Path):
-    """scripts/runs.py of the book being built (plain Python, no Sphinx), as module `runs`.
-
-    The one already imported is used where there is one (the tests import it
-    as `runs`), so that its classes are the same everywhere.
-    """
-    path = (srcdir / "scripts" / "runs.py").resolve()
-    module = sys.modules.get("runs")
-    if module is not None and Path(module.__file__).resolve() == path:
-        return module
-    spec = importlib.util.spec_from_file_location("runs", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["runs"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _literal(text: str, classes: list[str], language: str = "none") -> nodes.literal_block:
@@ -68,61 +50,43 @@ class RecordedRunsTransform(SphinxTransform):
     default_priority = 500
 
     def apply(self, **kwargs) -> None:
-        runs = getattr(self.app, "recorded_runs", None)
+        recorded = getattr(self.app, "recorded_runs", None)
         docname = self.env.docname
-        if runs is None or not docname.startswith("chapters/"):
+        if recorded is None or not docname.startswith("chapters/"):
             return
         chapter = docname.split("/", 1)[1]
-        cells = [n for n in self.document.findall(nodes.container)
-                 if n.get("nb_element") == "cell_code"]
         stored = self._stored_sources(chapter)
-        sources = [self._source(cell, stored) for cell in cells]
-        # Align only the cells whose source is known.
-        shown = [i for i, s in enumerate(sources) if s is not None]
-        matches = {}
-        for run in runs:
-            nb = run.notebooks.get(chapter)
-            if nb is None:
-                continue
-            self.env.note_dependency(str(run.folder / f"{chapter}.ipynb"))
-            self.env.note_dependency(str(run.folder / "run.json"))
-            aligned = run.match(chapter, [sources[i] for i in shown])
-            matches[run.machine] = {shown[k]: m for k, m in aligned.items()}
-        for index, cell in enumerate(cells):
-            if self.module.HARDWARE_TAG in cell.get("cell_metadata", {}).get("tags", []):
-                self._add_tabs(chapter, index, cell, runs, matches)
-
-    @property
-    def module(self):
-        return self.app.recorded_runs_module
+        for run in recorded:
+            if chapter in run.notebooks:
+                self.env.note_dependency(str(run.folder / f"{chapter}.ipynb"))
+                self.env.note_dependency(str(run.folder / "run.json"))
+        for cell in self.document.findall(nodes.container):
+            metadata = cell.get("cell_metadata", {})
+            if cell.get("nb_element") == "cell_code" and runs.HARDWARE_TAG in metadata.get("tags", []):
+                self._add_tabs(chapter, cell, metadata.get("name"),
+                               stored.get(cell.get("cell_index")), recorded)
 
     def _stored_sources(self, chapter: str) -> dict[int, str]:
-        """Code-cell sources of the paired notebook, by cell index (for remove-input cells)."""
+        """Code-cell sources of the chapter's notebook, by cell index (as myst-nb numbers them)."""
         path = Path(self.app.srcdir) / "chapters" / f"{chapter}.ipynb"
         if not path.is_file():
             return {}
-        nb = self.module.read_notebook(path)
+        nb = runs.read_notebook(path)
         return {i: c["source"] for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"}
 
-    @staticmethod
-    def _source(cell: nodes.container, stored: dict[int, str]) -> str | None:
-        """The cell's source as the page shows it, else the paired notebook's."""
-        for child in cell.children:
-            if isinstance(child, nodes.container) and child.get("nb_element") == "cell_code_source":
-                return child.astext()
-        # remove-input: myst-nb numbers cells as the paired .ipynb does.
-        return stored.get(cell.get("cell_index"))
-
-    def _add_tabs(self, chapter, index, cell, runs, matches) -> None:
+    def _add_tabs(self, chapter, cell, name, source, recorded_runs) -> None:
+        """Put the cell's output and the recordings of the cell named so into tabs."""
         output = next((c for c in cell.children if isinstance(c, nodes.container)
                        and c.get("nb_element") == "cell_code_output"), None)
         tabs = []
-        for run in runs:
-            match = matches.get(run.machine, {}).get(index)
-            if match is None:
+        for run in recorded_runs:
+            found = [c for c in runs.code_cells(run.notebooks.get(chapter, {"cells": []}))
+                     if name is not None and runs.cell_name(c) == name]
+            if not found:
                 continue
-            recorded = self.module.code_cells(run.notebooks[chapter])[match.recorded]
-            tabs.append(self._run_tab(chapter, index, cell, run, recorded, match.current))
+            current = source is not None and \
+                runs.normalise_source(found[0].source) == runs.normalise_source(source)
+            tabs.append(self._run_tab(chapter, name, cell, run, found[0], current))
         if not tabs:
             note = nodes.paragraph("", "", nodes.Text("Not yet recorded on a GPU."),
                                    classes=["recorded-runs-none"])
@@ -148,21 +112,29 @@ class RecordedRunsTransform(SphinxTransform):
                                 selected=selected)
 
     def _run_tab(self, chapter, index, cell, run, recorded, current) -> nodes.container:
-        content = []
-        label = run.tab_label
+        """One machine's tab: a line saying what ran it, then what the cell showed there.
+
+        A recording of an earlier version of the cell says so in one line and
+        folds the source the cell had then.
+        """
         classes = ["recorded-run", f"recorded-run-{run.machine}"]
+        content = [nodes.paragraph("", "", nodes.Text(run.about), classes=["recorded-run-meta"])]
         if not current:
-            label += " (earlier version)"
             classes.append("recorded-run-stale")
-            note = (f"Recorded with an earlier version of this cell (commit "
-                    f"{run.meta['commit']}); it was then:")
-            content += [nodes.paragraph("", "", nodes.Text(note), classes=["recorded-run-stale-note"]),
-                        _literal(recorded.source, ["recorded-run-stale-source"], "ipython3")]
+            content += [
+                nodes.paragraph("", "", nodes.Text(
+                    "Recorded from an earlier version of this cell."),
+                    classes=["recorded-run-stale-note"]),
+                nodes.raw("", '<details class="recorded-run-stale-source">'
+                              "<summary>The cell as it was then</summary>", format="html"),
+                _literal(recorded.source, ["recorded-run-stale-source-code"], "ipython3"),
+                nodes.raw("", "</details>", format="html"),
+            ]
         outputs = self._outputs(chapter, index, cell, run, recorded)
         # Not "cell_output": that class is the build's own output (its count is tested).
         content.append(nodes.container("", *outputs, classes=["recorded-output"])
                        if outputs else nodes.paragraph("", "", nodes.Text("(no output)")))
-        return self._tab(label, content, classes)
+        return self._tab(run.tab_label, content, classes)
 
     def _outputs(self, chapter, index, cell, run, recorded) -> list[nodes.Node]:
         found = []
@@ -204,11 +176,10 @@ class RecordedRunsTransform(SphinxTransform):
 
 def load_runs(app: Sphinx) -> None:
     srcdir = Path(app.srcdir)
-    app.recorded_runs_module = _runs_module(srcdir)
-    app.recorded_runs = app.recorded_runs_module.runs(srcdir / "runs")
+    app.recorded_runs = runs.runs(srcdir / "runs")
     app.recorded_runs_images = str(Path(app.outdir).parent / "recorded_runs")
     for run in app.recorded_runs:
-        problems = app.recorded_runs_module.check_run(run, srcdir / "chapters")
+        problems = runs.check_run(run, srcdir / "chapters")
         for problem in problems:
             LOGGER.warning(f"recorded run: {problem}", type="recorded_runs")
 

@@ -1,0 +1,677 @@
+"""Recorded runs of the chapters on real GPUs (runs/<machine>/).
+
+A folder under runs/ is one machine's recording: run.json (what ran it) and
+the executed chapter notebooks, runs/<machine>/<chapter>.ipynb. Every code
+cell tagged ``hardware`` carries a name in its metadata (``name``, unique in
+its chapter). An executed notebook keeps it, so a recording belongs to one
+cell by (chapter, name), wherever that cell moves. It is *current* while the
+recorded source equals the chapter's (trailing whitespace aside), else an
+*earlier version*. A run recorded before its cells had names gets them once
+from runs/<machine>/names.json, a mapping whose every pair must be similar
+in source (``python -m booktools.runs name MACHINE``).
+
+    python -m booktools.runs record MACHINE [--label L] [--chapter NAME ...]
+        Execute every chapter here in a fresh kernel and store runs/MACHINE/.
+    python -m booktools.runs name MACHINE
+        Write the names of runs/MACHINE/names.json into its notebooks.
+    python -m booktools.runs report
+        How many hardware cells have a current recording, per chapter.
+
+The website shows a recording under the cell of the same name
+(booktools.ext.recorded_runs); tests/test_recorded_runs.py holds every stored
+output that nbval compares to the recorded machine's. ``record`` needs only
+nbformat, nbclient and ipykernel besides torch; the comparison needs nbval.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime as _dt
+import difflib
+import functools
+import json
+import platform
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "Match", "Run", "NbvalComparison", "read_run", "runs", "pair_cells", "check_run",
+    "name_problems", "names_problems", "apply_names", "similarity", "cell_status",
+    "hardware_report", "format_report", "record", "strip_volatile", "code_cells",
+]
+
+ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/runs.py in a checkout
+RUNS = ROOT / "runs"
+CHAPTERS = ROOT / "chapters"
+SANITIZE_CFG = ROOT / "tests" / "sanitize.cfg"
+HARDWARE_TAG = "hardware"
+NAMES_FILE = "names.json"  # runs/<machine>/names.json: names given after recording
+NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+# A names.json pair must be at least this similar (booktools.runs.similarity).
+SIMILAR = 0.6
+# run.json: every key must be there (check_run).
+RUN_KEYS = {
+    "label": str,        # the machine, e.g. "NVIDIA H100"; its tab says "H100"
+    "gpus": list,        # GPU names as torch.cuda.get_device_name reports them
+    "gpu_count": int,
+    "torch": str,        # torch.__version__
+    "cuda": str,         # torch.version.cuda ("" for a build without CUDA)
+    "python": str,
+    "driver": str,       # NVIDIA driver version ("" where there is none)
+    "date": str,         # YYYY-MM-DD
+    "commit": str,       # the project's commit the chapters were run from
+    "recorded_with": str,  # how: the command that recorded it
+}
+VOLATILE_CELL_KEYS = ("execution", "collapsed", "scrolled", "ExecuteTime")
+VOLATILE_NOTEBOOK_KEYS = ("widgets",)
+COMMIT = re.compile(r"[0-9a-f]{7,40}")  # a git commit hash, abbreviated or not
+
+
+def normalise_source(source: str) -> str:
+    """A cell's source without trailing whitespace (per line and at the end)."""
+    return "\n".join(line.rstrip() for line in source.rstrip().splitlines())
+
+
+def code_cells(nb) -> list:
+    """The notebook's code cells, in order (nbval numbers cells this way)."""
+    return [cell for cell in nb["cells"] if cell["cell_type"] == "code"]
+
+
+def is_hardware(cell) -> bool:
+    """Whether the cell carries the ``hardware`` tag."""
+    return HARDWARE_TAG in cell.get("metadata", {}).get("tags", [])
+
+
+def cell_name(cell) -> str | None:
+    """The cell's name (metadata ``name``), or None."""
+    return cell.get("metadata", {}).get("name")
+
+
+def name_problems(nb, where: str) -> list[str]:
+    """Hardware cells without a valid name, and names used twice, in one notebook."""
+    problems, seen = [], {}
+    for index, cell in enumerate(code_cells(nb)):
+        name = cell_name(cell)
+        if name is None:
+            if is_hardware(cell):
+                problems.append(f"{where}: code cell {index} is tagged hardware but has no "
+                                "name (add `:name: some-name` to its code-cell options)")
+            continue
+        if not isinstance(name, str) or not NAME.fullmatch(name):
+            problems.append(f"{where}: code cell {index} has name {name!r}: use lower-case "
+                            "letters, digits and single hyphens")
+        elif name in seen:
+            problems.append(f"{where}: code cells {seen[name]} and {index} are both "
+                            f"named {name!r}")
+        else:
+            seen[name] = index
+    return problems
+
+
+def similarity(a: str, b: str) -> float:
+    """How alike two cell sources are, from 0 to 1.
+
+    The larger of difflib's ratio and the share of the shorter cell's lines
+    that the other holds (a cell split out of a longer one is similar to it).
+    """
+    a, b = normalise_source(a), normalise_source(b)
+    ratio = difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+    lines_a = {line.strip() for line in a.splitlines() if line.strip()}
+    lines_b = {line.strip() for line in b.splitlines() if line.strip()}
+    shorter, longer = sorted((lines_a, lines_b), key=len)
+    held = len(shorter & longer) / len(shorter) if shorter else 0.0
+    return max(ratio, held)
+
+
+@dataclass(frozen=True)
+class Match:
+    """Where a chapter's code cell is in a recorded notebook."""
+    recorded: int   # index among the recorded notebook's code cells
+    current: bool   # the sources agree (after normalise_source)
+
+
+def pair_cells(chapter_cells: list, recorded_cells: list) -> dict[int, Match]:
+    """Pair chapter code cells with recorded ones: by name, else by equal source.
+
+    A named chapter cell pairs only with the recorded cell of its name (current
+    when their sources agree). An unnamed one pairs only with a recorded cell
+    of the same source that no named cell claimed, where difflib's alignment
+    puts it.
+    """
+    a = [normalise_source(c["source"]) for c in chapter_cells]
+    b = [normalise_source(c["source"]) for c in recorded_cells]
+    by_name = {cell_name(c): j for j, c in enumerate(recorded_cells) if cell_name(c)}
+    matches: dict[int, Match] = {}
+    for i, cell in enumerate(chapter_cells):
+        j = by_name.get(cell_name(cell)) if cell_name(cell) else None
+        if j is not None:
+            matches[i] = Match(j, a[i] == b[j])
+    claimed = {m.recorded for m in matches.values()}
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for i1, j1, size in matcher.get_matching_blocks():
+        for i, j in zip(range(i1, i1 + size), range(j1, j1 + size)):
+            if cell_name(chapter_cells[i]) is None and j not in claimed:
+                matches[i] = Match(j, True)
+    return matches
+
+
+@dataclass
+class Run:
+    """One machine's recording: run.json and its notebooks by chapter name."""
+    machine: str
+    folder: Path
+    meta: dict
+    notebooks: dict  # chapter stem -> notebook (dict as nbformat reads it)
+
+    @property
+    def tab_label(self) -> str:
+        """The tab's short label: run.json's label without the vendor, e.g. "H100"."""
+        return re.sub(r"\bNVIDIA\s+", "", self.meta["label"]).strip() or self.meta["label"]
+
+    @property
+    def about(self) -> str:
+        """One line inside the tab: the machine, PyTorch and the date."""
+        gpus = self.meta.get("gpus") or []
+        machine = gpus[0] if gpus else self.meta["label"]
+        if len(gpus) > 1:
+            machine = f"{len(gpus)}× {machine}"
+        return f"{machine} · PyTorch {self.meta['torch']} · {self.meta['date']}"
+
+    def pairs(self, chapter: str, chapter_cells: list) -> dict[int, Match]:
+        """pair_cells against this run's recording of chapter ({} without one)."""
+        nb = self.notebooks.get(chapter)
+        return pair_cells(chapter_cells, code_cells(nb)) if nb is not None else {}
+
+
+def read_notebook(path: Path):
+    import nbformat
+    return nbformat.read(path, as_version=4)
+
+
+def read_run(folder: Path) -> Run:
+    """Read runs/<machine>/ (run.json and every *.ipynb)."""
+    meta = json.loads((folder / "run.json").read_text())
+    notebooks = {p.stem: read_notebook(p) for p in sorted(folder.glob("*.ipynb"))}
+    return Run(folder.name, folder, meta, notebooks)
+
+
+def runs(root: Path = RUNS) -> list[Run]:
+    """Every recorded run under root, by machine folder name."""
+    if not root.is_dir():
+        return []
+    return [read_run(p) for p in sorted(root.iterdir())
+            if p.is_dir() and (p / "run.json").is_file()]
+
+
+def strip_volatile(nb):
+    """Drop timestamps and per-run metadata; keep sources, outputs and names."""
+    for key in VOLATILE_NOTEBOOK_KEYS:
+        nb.metadata.pop(key, None)
+    for index, cell in enumerate(nb.cells):
+        for key in VOLATILE_CELL_KEYS:
+            cell.metadata.pop(key, None)
+        cell["id"] = f"cell-{index}"  # stable ids keep diffs to what changed
+    return nb
+
+
+def untagged_errors(nb) -> list[tuple[int, dict]]:
+    """(code cell index, error output) of every error a cell without raises-exception stored."""
+    return [(index, output) for index, cell in enumerate(code_cells(nb))
+            if "raises-exception" not in cell.get("metadata", {}).get("tags", [])
+            for output in cell.get("outputs", []) if output.get("output_type") == "error"]
+
+
+def check_run(run: Run, chapters: Path = CHAPTERS) -> list[str]:
+    """Problems with a recording (an empty list when it is well-formed)."""
+    problems = []
+    for key, kind in RUN_KEYS.items():
+        if not isinstance(run.meta.get(key), kind):
+            problems.append(f"{run.machine}/run.json: {key!r} missing or not {kind.__name__}")
+    if isinstance(run.meta.get("gpus"), list) and run.meta.get("gpu_count") != len(run.meta["gpus"]):
+        problems.append(f"{run.machine}/run.json: gpu_count {run.meta.get('gpu_count')} "
+                        f"but {len(run.meta['gpus'])} GPU names")
+    if not re.fullmatch(r"\d{4}-\d\d-\d\d", str(run.meta.get("date", ""))):
+        problems.append(f"{run.machine}/run.json: date {run.meta.get('date')!r} is not YYYY-MM-DD")
+    if not COMMIT.fullmatch(str(run.meta.get("commit", ""))):
+        problems.append(f"{run.machine}/run.json: commit {run.meta.get('commit')!r} is not a hash")
+    if not run.notebooks:
+        problems.append(f"{run.machine}: no recorded notebooks")
+    for chapter, nb in run.notebooks.items():
+        where = f"{run.machine}/{chapter}.ipynb"
+        if not (chapters / f"{chapter}.md").is_file():
+            problems.append(f"{where}: no chapter chapters/{chapter}.md")
+        for index, cell in enumerate(code_cells(nb)):
+            if cell.get("execution_count") is None:
+                problems.append(f"{where}: code cell {index} was not executed")
+        for index, error in untagged_errors(nb):
+            problems.append(f"{where}: code cell {index} raised {error.get('ename')} "
+                            "but is not tagged raises-exception")
+        problems += [f"{where}: volatile cell metadata {key!r} kept" for key in VOLATILE_CELL_KEYS
+                     if any(key in cell.get("metadata", {}) for cell in nb.cells)]
+        # Names given after recording may be on untagged cells; each once.
+        problems += [p for p in name_problems(nb, where) if "no name" not in p]
+    return problems + names_problems(run, chapters)
+
+
+# --- names.json: names given to a run recorded before its cells had them ---
+
+def _read_names(folder: Path) -> dict:
+    path = folder / NAMES_FILE
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _named_cells(chapters: Path, chapter: str) -> dict[str, str]:
+    """name -> source of the chapter's named code cells."""
+    path = chapters / f"{chapter}.ipynb"
+    if not path.is_file():
+        return {}
+    return {cell_name(c): c["source"] for c in code_cells(read_notebook(path)) if cell_name(c)}
+
+
+def names_problems(run: Run, chapters: Path = CHAPTERS) -> list[str]:
+    """Where runs/<machine>/names.json and the recorded notebooks disagree.
+
+    Each entry {"cell": recorded code-cell index, "name": ...} must name a
+    recorded cell that carries that name, and while the chapter still has a
+    cell of that name, the two sources must be at least SIMILAR.
+    """
+    problems = []
+    for chapter, entries in _read_names(run.folder).items():
+        if chapter == "about":
+            continue
+        where = f"{run.machine}/{NAMES_FILE}: {chapter}"
+        nb = run.notebooks.get(chapter)
+        if nb is None:
+            problems.append(f"{where}: no recording of this chapter")
+            continue
+        cells, current = code_cells(nb), _named_cells(chapters, chapter)
+        for entry in entries:
+            j, name = entry.get("cell"), entry.get("name")
+            if not isinstance(j, int) or not 0 <= j < len(cells):
+                problems.append(f"{where}: cell {j!r} is not a recorded code cell")
+                continue
+            if cell_name(cells[j]) != name:
+                problems.append(f"{where}: recorded cell {j} is named {cell_name(cells[j])!r}, "
+                                f"not {name!r} (python -m booktools.runs name {run.machine})")
+            if name in current:
+                score = similarity(cells[j]["source"], current[name])
+                if score < SIMILAR:
+                    problems.append(
+                        f"{where}: recorded cell {j} and the chapter's cell {name!r} are "
+                        f"{score:.2f} alike (< {SIMILAR}): the cell was rewritten; give it "
+                        f"a new name or drop this entry")
+    return problems
+
+
+def apply_names(folder: Path, chapters: Path = CHAPTERS) -> int:
+    """Write names.json's names into the recorded notebooks; return how many.
+
+    Refuses, writing nothing, when an entry names a cell that is missing,
+    already named otherwise, or not similar to the chapter's cell of that name.
+    """
+    import nbformat
+    run = read_run(folder)
+    entries = {c: e for c, e in _read_names(folder).items() if c != "about"}
+    if not entries:
+        raise SystemExit(f"runs: no {folder / NAMES_FILE} to apply")
+    problems, written = [], 0
+    for chapter, chapter_entries in entries.items():
+        nb = run.notebooks.get(chapter)
+        if nb is None:
+            problems.append(f"{chapter}: no recording of this chapter")
+            continue
+        cells, current = code_cells(nb), _named_cells(chapters, chapter)
+        for entry in chapter_entries:
+            j, name = entry.get("cell"), entry.get("name")
+            if not isinstance(j, int) or not 0 <= j < len(cells):
+                problems.append(f"{chapter}: cell {j!r} is not a recorded code cell")
+            elif name not in current:
+                problems.append(f"{chapter}: no cell named {name!r} in the chapter")
+            elif cell_name(cells[j]) not in (None, name):
+                problems.append(f"{chapter}: recorded cell {j} is already {cell_name(cells[j])!r}")
+            elif similarity(cells[j]["source"], current[name]) < SIMILAR:
+                problems.append(f"{chapter}: recorded cell {j} is not like the cell {name!r} "
+                                f"({similarity(cells[j]['source'], current[name]):.2f})")
+            else:
+                cells[j].metadata["name"] = name
+                written += 1
+        problems += name_problems(nb, f"{chapter}")
+    problems = [p for p in problems if "no name" not in p]
+    if problems:
+        raise SystemExit("runs: names not applied:\n  " + "\n  ".join(problems))
+    for chapter in entries:
+        nbformat.write(run.notebooks[chapter], folder / f"{chapter}.ipynb")
+    return written
+
+
+# --- the stored outputs against a recording, as nbval compares them ---
+
+class NbvalComparison:
+    """nbval's own output comparison (IPyNbCell.compare_outputs), outside a kernel.
+
+    Pinned use of nbval's internals: nbval 0.11.0 (pinned in requirements.txt
+    and tools/pyproject.toml) has no public function that compares two lists
+    of outputs; it compares only inside a pytest item that re-executes a
+    notebook. A recording must be judged exactly as nbval judges a
+    re-execution (same stream coalescing, sanitizing and skipped keys), so
+    its method is called unbound, with this object standing in for the item:
+    it has what the method reads (``parent.skip_compare``,
+    ``parent.sanitize_patterns``, ``colors``, ``comparison_traceback``).
+    tests/test_recorded_runs.py checks SKIP_COMPARE against a real IPyNbFile.
+    """
+    # IPyNbFile.skip_compare without --nbdime: PNG and JPEG are never compared.
+    SKIP_COMPARE = ('metadata', 'traceback', 'prompt_number', 'output_type', 'name',
+                    'execution_count', 'application/vnd.jupyter.widget-view+json',
+                    'image/png', 'image/jpeg')
+
+    def __init__(self, sanitize_file: Path = SANITIZE_CFG):
+        from types import SimpleNamespace
+
+        from nbval import plugin
+        self._nbval = plugin
+        self.parent = SimpleNamespace(
+            skip_compare=self.SKIP_COMPARE,
+            sanitize_patterns=dict(plugin.get_sanitize_patterns(sanitize_file.read_text())))
+        self.colors = plugin.nocolors
+        self.comparison_traceback = []
+
+    def compare_outputs(self, test, ref, skip_compare=None):
+        return self._nbval.IPyNbCell.compare_outputs(self, test, ref, skip_compare)
+
+    def sanitize(self, s):
+        return self._nbval.IPyNbCell.sanitize(self, s)
+
+    def format_output_compare(self, key, left, right):
+        # nbval's own asks pytest's assertion hook; a plain diff says the same.
+        self.comparison_traceback.append(f" mismatch {key!r} (- stored, + recorded)")
+        self.comparison_traceback.extend(difflib.ndiff(
+            str(left).splitlines(), str(right).splitlines()))
+
+    def differs(self, stored_outputs, recorded_outputs) -> str | None:
+        """None when nbval would accept recorded_outputs for stored ones, else why not."""
+        self.comparison_traceback = []
+        # As IPyNbCell.runtest: both sides' streams are coalesced (in place, so copies).
+        ref = self._nbval.coalesce_streams(copy.deepcopy(stored_outputs))
+        test = self._nbval.coalesce_streams(copy.deepcopy(recorded_outputs))
+        if self.compare_outputs(test, ref):
+            return None
+        lines = self.comparison_traceback
+        if len(lines) > 25:  # long tables: the first differing lines say enough
+            lines = lines[:25] + [f"  ... {len(lines) - 25} more diff lines"]
+        return "\n".join(lines)
+
+
+def nbval_options(cell) -> dict:
+    """The options nbval derives from a cell's tags and comment markers."""
+    from nbval import plugin
+    options = dict(plugin.find_metadata_tags(cell.metadata))
+    options.update(dict(plugin.find_comment_markers(cell.source)))
+    return options
+
+
+def nbval_compares(cell) -> bool:
+    """Whether nbval compares this cell's output: it ran, and no tag or marker says not to."""
+    options = nbval_options(cell)
+    return (cell.get("execution_count") is not None
+            and not (options.get("skip") or options.get("check") is False))
+
+
+@functools.lru_cache(maxsize=None)
+def _notebook_at(commit: str, chapter: str, root: Path = ROOT):
+    """chapters/<chapter>.ipynb as stored at a commit (git), or None where git has none."""
+    import nbformat
+    if not COMMIT.fullmatch(commit):
+        return None
+    try:
+        text = subprocess.run(["git", "show", f"{commit}:chapters/{chapter}.ipynb"], cwd=root,
+                              capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return nbformat.reads(text, as_version=4)
+
+
+def baseline(run: Run, chapter: str):
+    """The build machine's stored notebook of chapter at the run's commit (from git), or None."""
+    return _notebook_at(str(run.meta.get("commit", "")), chapter)
+
+
+# What cell_status says of a chapter's code cell against a recording.
+UNRECORDED = "unrecorded"          # no recorded cell pairs with it
+STALE_SOURCE = "source changed"    # its source changed since the recording
+NOT_COMPARED = "not compared"      # nbval compares nothing (nbval_compares)
+RECORDED_ERROR = "recorded error"  # it raised on the recorded machine, untagged
+SAME = "same"                      # nbval accepts the recorded output
+OUTPUT_CHANGED = "output changed"  # the stored output changed since the recording
+HARDWARE = "hardware"              # the CPU output did not change, the GPU's differs
+
+
+def cell_status(cell, match: Match | None, recorded_cells: list, base,
+                comparison: NbvalComparison) -> tuple[str, str | None]:
+    """(status, why) of a chapter's code cell against its recording.
+
+    Where the recorded output differs from the stored one, ``base`` (the
+    stored notebook of the recorded commit, or None) tells why: if the stored
+    output differs from the one stored then, the output changed since the
+    recording for a reason that is not the hardware (code the cell prints or
+    calls changed); otherwise, or without a base cell of that source, the
+    machine is to blame (HARDWARE).
+    """
+    if match is None:
+        return UNRECORDED, None
+    if not match.current:
+        return STALE_SOURCE, None
+    if not nbval_compares(cell):
+        return NOT_COMPARED, None
+    recorded = recorded_cells[match.recorded]
+    errors = [o for o in recorded.outputs if o.output_type == "error"]
+    if errors and not nbval_options(cell).get("check_exception"):
+        return RECORDED_ERROR, (f"raised {errors[0].ename} on the recorded machine, "
+                                "and the cell is not tagged raises-exception")
+    why = comparison.differs(cell.outputs, recorded.outputs)
+    if why is None:
+        return SAME, None
+    source = normalise_source(cell.source)
+    then = [c for c in (code_cells(base) if base is not None else [])
+            if normalise_source(c.source) == source]
+    if len(then) == 1 and comparison.differs(cell.outputs, then[0].outputs):
+        return OUTPUT_CHANGED, why
+    if not then:
+        why = "(no cell of this source at the recorded commit: compared strictly)\n" + why
+    return HARDWARE, why
+
+
+REPORT_KEYS = ("current", "earlier_version", "output_changed")
+
+
+def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None,
+                    comparison: NbvalComparison | None = None) -> dict:
+    """Per chapter: hardware cells, and per machine how many have a recording.
+
+    A recorded hardware cell is an earlier_version when its source changed
+    since; output_changed when its source is the same but nbval compares its
+    output and the stored output changed since (cell_status: OUTPUT_CHANGED);
+    else current. Unrecorded cells are not counted.
+    """
+    recorded = runs() if recorded is None else recorded
+    comparison = NbvalComparison() if comparison is None else comparison
+    counted = {STALE_SOURCE: "earlier_version", OUTPUT_CHANGED: "output_changed"}
+    report = {}
+    for ipynb in sorted(chapters.glob("*.ipynb")):
+        cells = code_cells(read_notebook(ipynb))
+        hardware = [i for i, c in enumerate(cells) if is_hardware(c)]
+        entry = {"hardware": len(hardware), "machines": {}}
+        for run in recorded:
+            matches = run.pairs(ipynb.stem, cells)
+            recorded_cells = code_cells(run.notebooks[ipynb.stem]) if matches else []
+            counts = dict.fromkeys(REPORT_KEYS, 0)
+            for i in hardware:
+                status, _ = cell_status(cells[i], matches.get(i), recorded_cells,
+                                        baseline(run, ipynb.stem), comparison)
+                if status != UNRECORDED:
+                    counts[counted.get(status, "current")] += 1
+            entry["machines"][run.machine] = counts
+        report[ipynb.stem] = entry
+    return report
+
+
+def format_report(report: dict) -> str:
+    """The report as a small table, one line per chapter."""
+    machines = sorted({m for e in report.values() for m in e["machines"]})
+    head = "/".join(k.replace("_", "-") for k in REPORT_KEYS)
+    width = {m: max(len(m) + len(head) + 2, 14) for m in machines}
+    lines = ["chapter      hardware cells  " + "  ".join(f"{m}: {head}" for m in machines)]
+    totals = {m: dict.fromkeys(REPORT_KEYS, 0) for m in machines}
+    for chapter, entry in report.items():
+        cols = []
+        for m in machines:
+            c = entry["machines"].get(m, dict.fromkeys(REPORT_KEYS, 0))
+            for k in REPORT_KEYS:
+                totals[m][k] += c[k]
+            cols.append("/".join(str(c[k]) for k in REPORT_KEYS).rjust(width[m]))
+        lines.append(f"{chapter:<12} {entry['hardware']:>14}  " + "  ".join(cols))
+    total = sum(e["hardware"] for e in report.values())
+    lines.append(f"{'total':<12} {total:>14}  " + "  ".join(
+        "/".join(str(totals[m][k]) for k in REPORT_KEYS).rjust(width[m]) for m in machines))
+    return "\n".join(lines)
+
+
+# --- recording ---
+
+def _check_machine_name(machine: str) -> None:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", machine):
+        raise SystemExit(f"runs: machine name {machine!r}: use letters, digits, '.', '_', '-'")
+
+
+def write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS) -> Path:
+    """Write root/<machine>/: run.json and the notebooks (volatile metadata removed)."""
+    import nbformat
+    missing = [k for k in RUN_KEYS if k not in meta]
+    if missing:
+        raise SystemExit(f"runs: run.json would lack {missing}")
+    _check_machine_name(machine)
+    folder = root / machine
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.ipynb"):
+        if old.stem not in notebooks:
+            old.unlink()
+    (folder / NAMES_FILE).unlink(missing_ok=True)  # a new recording has its own names
+    for chapter, nb in notebooks.items():
+        nbformat.write(strip_volatile(nb), folder / f"{chapter}.ipynb")
+    (folder / "run.json").write_text(json.dumps(meta, indent=1) + "\n")
+    return folder
+
+
+def _git_commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                              capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def _machine_facts() -> dict:
+    """GPU names, versions and driver of this machine, as torch and nvidia-smi say."""
+    import torch
+    gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    driver = ""
+    try:
+        driver = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True, text=True, check=True).stdout.split("\n")[0].strip()
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return {"gpus": gpus, "gpu_count": len(gpus), "torch": torch.__version__,
+            "cuda": torch.version.cuda or "", "python": platform.python_version(),
+            "driver": driver}
+
+
+def record(machine: str, label: str | None, only: list[str] | None = None,
+           timeout: int = 600, chapters: Path = CHAPTERS, root: Path = RUNS) -> int:
+    """Execute every chapter (or those named) in a fresh kernel; store root/<machine>/.
+
+    Nothing is written when a cell raised outside ``raises-exception`` cells,
+    when a hardware cell has no name, or when a kernel died.
+    """
+    import nbformat
+    from nbclient import NotebookClient
+    _check_machine_name(machine)
+    kept = [p.name for p in (root / machine).glob("*.ipynb") if only and p.stem not in only]
+    if kept:
+        raise SystemExit(f"record: runs/{machine}/ holds {kept}, recorded in another run; "
+                         "one folder holds one run: record every chapter, or use a new folder")
+    paths = sorted(chapters.glob("*.ipynb"))
+    unknown = sorted(set(only or []) - {p.stem for p in paths})
+    if unknown:
+        raise SystemExit(f"record: no chapter named {unknown}")
+    paths = [p for p in paths if not only or p.stem in only]
+    unnamed = [p for path in paths for p in name_problems(read_notebook(path), path.name)]
+    if unnamed:
+        raise SystemExit("record: every hardware cell needs a unique name first:\n  "
+                         + "\n  ".join(unnamed))
+    facts = _machine_facts()
+    if not facts["gpus"]:
+        print(f"record: warning: torch {facts['torch']} sees no CUDA GPU here; "
+              "recording a CPU run", file=sys.stderr)
+    notebooks, problems = {}, []
+    for path in paths:
+        nb = nbformat.read(path, as_version=4)
+        start = time.time()
+        try:
+            NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                           resources={"metadata": {"path": str(path.parent)}}).execute()
+        except Exception as err:  # a dead kernel or a timeout: say so, store nothing
+            problems.append(f"{path.name}: {err!r}"[:500])
+        for index, out in untagged_errors(nb):
+            problems.append(f"{path.name} code cell {index}: {out.get('ename')}: "
+                            f"{out.get('evalue', '')[:200]}")
+        notebooks[path.stem] = nb
+        print(f"record: {path.name} {time.time() - start:.1f} s", flush=True)
+    if problems:
+        print("record: errors outside raises-exception cells; nothing stored:", file=sys.stderr)
+        for problem in problems:
+            print("  " + problem, file=sys.stderr)
+        return 1
+    gpus = facts["gpus"]
+    if label is None:
+        label = gpus[0] if gpus else "CPU"
+        if len(gpus) > 1:
+            label = f"{len(gpus)}x {label}"
+    meta = {"label": label, **facts, "date": _dt.date.today().isoformat(),
+            "commit": _git_commit(), "recorded_with": f"scripts/record-run.sh {machine}"}
+    folder = write_run(machine, notebooks, meta, root=root)
+    print(f"record: wrote {folder}/ ({len(notebooks)} notebooks and run.json)")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m booktools.runs",
+                                     description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    rec = sub.add_parser("record", help="execute every chapter here and store it")
+    rec.add_argument("machine")
+    rec.add_argument("--label", help="the machine (default: the first GPU's name)")
+    rec.add_argument("--chapter", action="append", dest="only", metavar="NAME",
+                     help="record only this chapter (repeatable; default: all)")
+    name = sub.add_parser("name", help="write runs/MACHINE/names.json into its notebooks")
+    name.add_argument("machine")
+    sub.add_parser("report", help="hardware cells with a current recording, per chapter")
+    args = parser.parse_args(argv)
+    if args.command == "record":
+        return record(args.machine, args.label, args.only)
+    if args.command == "name":
+        _check_machine_name(args.machine)
+        folder = RUNS / args.machine
+        if not (folder / "run.json").is_file():
+            raise SystemExit(f"runs: no recorded run runs/{args.machine}/run.json")
+        print(f"name: {apply_names(folder)} cells named in runs/{args.machine}/")
+        return 0
+    print(format_report(hardware_report()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
