@@ -7,6 +7,7 @@ test). Nothing here touches a real GPU: tests that need one are marked
 """
 
 import pytest
+import torch
 
 from d2lgpu import devices
 
@@ -48,3 +49,21 @@ def xpu_count_2(monkeypatch):
 def hardware(monkeypatch):
     """``hardware(cuda=1, mps=True, ...)`` fakes any mix of devices."""
     return lambda **kinds: fake_hardware(monkeypatch, **kinds)
+
+
+@pytest.fixture
+def on_fake_device():
+    """``on_fake_device(name)``: a CPU tensor that says it lives on ``name`` (as a GPU tensor would)."""
+
+    def make(name):
+        class OnFakeDevice(torch.Tensor):
+            # As a plain tensor: its methods do not dispatch back to Python.
+            __torch_function__ = torch._C._disabled_torch_function_impl
+
+            @property
+            def device(self):
+                return torch.device(name)
+
+        return torch.ones(3).as_subclass(OnFakeDevice)
+
+    return make

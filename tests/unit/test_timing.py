@@ -148,22 +148,11 @@ def test_benchmark_infers_device_from_tensor_args(monkeypatch, cuda_count_2):
     assert "sync" not in rec.kinds()  # nothing to wait for on the CPU
 
 
-def on_fake_device(name):
-    """A CPU tensor that says it lives on ``name`` (as a GPU tensor would)."""
-
-    class OnFakeDevice(torch.Tensor):
-        @property
-        def device(self):
-            return torch.device(name)
-
-    return torch.ones(3).as_subclass(OnFakeDevice)
-
-
 @pytest.mark.parametrize("name, hardware_kinds", [
     ("cuda:1", dict(cuda=2)), ("xpu:0", dict(xpu=2)),
 ])
 def test_benchmark_waits_for_the_device_of_its_tensor_args(
-        monkeypatch, hardware, name, hardware_kinds):
+        monkeypatch, hardware, on_fake_device, name, hardware_kinds):
     # Of two accelerators, benchmark waits for the one holding the tensors
     # (positional or keyword, or in a list) and names it in the result.
     hardware(**hardware_kinds)
