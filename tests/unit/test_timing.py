@@ -312,7 +312,13 @@ def test_benchmark_without_tensors_waits_only_for_the_current_device(
     assert m.device == torch.device("cuda:1")
 
 
-def test_synchronize_without_a_device_on_mps(monkeypatch, mps_available):
+@pytest.mark.parametrize("kinds, waits", [
+    (dict(mps=True), ("sync", "mps")), (dict(xpu=2), ("sync", "xpu:1")),
+])
+def test_synchronize_without_a_device_on_mps_and_xpu(monkeypatch, hardware,
+                                                     kinds, waits):
+    hardware(**kinds)
+    monkeypatch.setattr(torch.xpu, "current_device", lambda: 1)
     rec = Recorder(monkeypatch)
     d2lgpu.synchronize()
-    assert rec.events == [("sync", "mps")]
+    assert rec.events == [waits]
