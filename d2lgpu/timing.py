@@ -76,11 +76,22 @@ def _synchronize_one(device: torch.device) -> None:
             generic.synchronize(device)
 
 
+def _current_device() -> torch.device | None:
+    """The accelerator device that PyTorch's calls go to by default; None without one."""
+    kind = devices.accelerator()
+    if kind is None:
+        return None
+    if kind == "mps":
+        return torch.device("mps")
+    return torch.device(kind, getattr(torch, kind).current_device())
+
+
 def synchronize(device=None) -> None:
-    """Wait until all work queued on ``device`` has finished; None: every accelerator; CPU: nothing to wait for (chapter "Tensors and GPUs")."""
+    """Wait until all work queued on ``device`` (None: the current accelerator) has finished; the CPU never lags (chapter "Tensors and GPUs")."""
     if device is None:
-        for dev in devices.try_all_gpus():
-            _synchronize_one(dev)
+        device = _current_device()
+        if device is not None:
+            _synchronize_one(device)
         return
     _synchronize_one(_as_device(device, "synchronize(device)"))
 
@@ -166,7 +177,7 @@ def benchmark(fn, *args, device=None, warmup=1, repeat=7, min_block_time=0.02,
     """Time ``fn(*args, **kwargs)``: warm up, then ``repeat`` blocks of calls, waiting for ``device`` before each clock read (chapter "Tensors and GPUs").
 
     ``device=None`` waits for the devices of the tensor arguments or, with
-    none, for every accelerator. Each block makes ``number`` calls, chosen
+    none, for the current accelerator. Each block makes ``number`` calls, chosen
     (with waiting, whatever ``sync`` says) so that a block lasts at least
     ``min_block_time`` seconds. ``sync=False`` reads the clock without waiting:
     the naive measurement, for teaching; it waits once after the last clock
@@ -193,8 +204,9 @@ def benchmark(fn, *args, device=None, warmup=1, repeat=7, min_block_time=0.02,
         if wait_for:
             shown = wait_for[0]
         else:
-            wait_for = devices.try_all_gpus()
-            shown = torch.device(devices.accelerator() or "cpu")
+            current = _current_device()
+            wait_for = [] if current is None else [current]
+            shown = current or devices.cpu()
 
     def wait() -> None:
         for dev in wait_for:

@@ -155,12 +155,14 @@ class LinearRegression(Module):
 
 
 class Trainer:
-    """Trains a Module on a DataModule on the first ``min(num_gpus, available)`` accelerators, logging the loss on the device (chapter "Neural networks and GPUs").
+    """Trains a Module on a DataModule on one device, the first accelerator or else the CPU, logging the loss on the device (chapter "Neural networks and GPUs").
 
-    ``.gpus`` lists the devices kept (a UserWarning says so once when fewer
-    exist than asked for; none with ``D2LGPU_FORCE_CPU=1``); ``fit`` moves the
-    model and every batch to ``.gpus[0]`` (batches pinned on CUDA and copied
-    without blocking), or keeps them on the CPU when ``.gpus`` is empty.
+    ``.gpus`` lists the first ``min(num_gpus, available)`` accelerators (a
+    UserWarning says so once when fewer exist than asked for; none with
+    ``D2LGPU_FORCE_CPU=1``); ``fit`` trains on ``.gpus[0]`` alone, moving the
+    model and every batch there (batches pinned on CUDA and copied without
+    blocking), or keeps them on the CPU when ``.gpus`` is empty. Asking for
+    more than one GPU keeps d2l's interface; it does not split the work.
     After ``fit``, ``.train_loss`` and ``.val_loss`` hold one float per epoch
     (the mean loss over that epoch's examples) and ``.host_transfers`` counts
     the copies of the loss log to the host: exactly one per epoch, the only

@@ -1,14 +1,22 @@
-"""Fixtures that pretend to have accelerators on a machine without any.
+"""Fixtures that pretend to have accelerators on a machine without any, and the notebook sanitizer.
 
 d2lgpu asks about the hardware only through three probes in
 ``d2lgpu.devices``; these fixtures replace them (and restore them after the
 test). Nothing here touches a real GPU: tests that need one are marked
-``cuda``, ``multi_gpu`` or ``mps`` and skip with a reason.
+``cuda``, ``multi_gpu`` or ``mps`` and skip with a reason. ``sanitize``
+applies tests/sanitize.cfg as nbval does, so output checks follow the file.
 """
 
+import re
+from pathlib import Path
+
 import pytest
+import torch
+from nbval.plugin import get_sanitize_patterns
 
 from d2lgpu import devices
+
+SANITIZE_CFG = Path(__file__).resolve().parents[1] / "sanitize.cfg"
 
 
 def fake_hardware(monkeypatch, cuda=0, mps=False, xpu=0):
@@ -48,3 +56,36 @@ def xpu_count_2(monkeypatch):
 def hardware(monkeypatch):
     """``hardware(cuda=1, mps=True, ...)`` fakes any mix of devices."""
     return lambda **kinds: fake_hardware(monkeypatch, **kinds)
+
+
+@pytest.fixture
+def on_fake_device():
+    """``on_fake_device(name)``: a CPU tensor that says it lives on ``name`` (as a GPU tensor would)."""
+
+    def make(name):
+        class OnFakeDevice(torch.Tensor):
+            # As a plain tensor: its methods do not dispatch back to Python.
+            __torch_function__ = torch._C._disabled_torch_function_impl
+
+            @property
+            def device(self):
+                return torch.device(name)
+
+        return torch.ones(3).as_subclass(OnFakeDevice)
+
+    return make
+
+
+@pytest.fixture
+def sanitize():
+    """``sanitize(text)``: ``text`` as nbval compares it, with tests/sanitize.cfg's patterns read as nbval reads them."""
+    patterns = dict(get_sanitize_patterns(SANITIZE_CFG.read_text(encoding="utf-8")))
+    if not patterns:
+        raise ValueError(f"{SANITIZE_CFG}: no 'regex:'/'replace:' pairs found")
+
+    def apply(text):
+        for regex, replace in patterns.items():
+            text = re.sub(regex, replace, text)
+        return text
+
+    return apply

@@ -1,5 +1,7 @@
 """On real accelerators: the same helpers, with no faking. Skip without one."""
 
+import contextlib
+
 import pytest
 import torch
 
@@ -56,29 +58,69 @@ def test_trainer_trains_on_the_accelerator(kind):
     assert trainer.val_loss[-1] < 1e-3
 
 
+def record_host_copies(monkeypatch, around=contextlib.nullcontext):
+    """Make ``Tensor.tolist`` log the device of each accelerator tensor it copies to the host, inside ``around()``; returns the log.
+
+    CPU tensors are left out: a shuffling DataLoader's sampler calls
+    ``randperm(n).tolist()`` on the CPU every epoch, which waits for no GPU.
+    """
+    copies, tolist = [], torch.Tensor.tolist
+
+    def probe(self, *args, **kwargs):
+        try:
+            with around():
+                return tolist(self, *args, **kwargs)
+        finally:
+            if self.device.type != "cpu":
+                copies.append(self.device)
+
+    monkeypatch.setattr(torch.Tensor, "tolist", probe)
+    return copies
+
+
+def test_the_copy_probe_counts_only_accelerator_tensors(monkeypatch,
+                                                        on_fake_device):
+    # Runs on the CPU. A shuffling DataLoader's sampler calls
+    # randperm(n).tolist() on the CPU (twice an epoch); the epoch's loss log
+    # is the one copy from the accelerator, here a fake cuda:0 tensor.
+    every, tolist = [], torch.Tensor.tolist
+    monkeypatch.setattr(torch.Tensor, "tolist", lambda self, *args, **kwargs:
+                        every.append(self.device) or tolist(self, *args, **kwargs))
+    copies = record_host_copies(monkeypatch)
+    loader = d2lgpu.SyntheticRegressionData(w=[2, -3.4], b=4.2).train_dataloader()
+    loss_log = on_fake_device("cuda:0")
+    for _ in range(3):
+        for _ in loader:
+            pass
+        loss_log.tolist()
+    assert every.count(torch.device("cpu")) == 2 * 3  # the sampler's
+    assert copies == [torch.device("cuda:0")] * 3
+
+
+@contextlib.contextmanager
+def _waits_allowed():
+    # torch.cuda.set_sync_debug_mode("error") raises at any call that makes
+    # the CPU wait for the GPU; inside this block it does not.
+    torch.cuda.set_sync_debug_mode(0)
+    try:
+        yield
+    finally:
+        torch.cuda.set_sync_debug_mode("error")
+
+
 @pytest.mark.cuda
 @pytest.mark.skipif(_cuda_count() < 1, reason="needs a CUDA GPU")
 def test_an_epoch_on_cuda_waits_only_to_copy_its_loss_log(monkeypatch):
-    # torch.cuda.set_sync_debug_mode("error") raises at any call that makes
-    # the CPU wait for the GPU (a blocking or pageable copy, .item(), ...).
-    # The only wait allowed is the epoch's copy of its loss log (tolist).
+    # Any call that makes the CPU wait for the GPU (a blocking or pageable
+    # copy, .item(), ...) raises. The only wait allowed is the epoch's copy
+    # of its loss log (tolist).
     torch.manual_seed(0)
     model = d2lgpu.LinearRegression()
     model(torch.ones(1, 2))  # materialise the lazy layer on the CPU
     trainer = d2lgpu.Trainer(max_epochs=3, num_gpus=1, plot=False)
     trainer.prepare_model(model)  # the one-off copy of the weights
     data = d2lgpu.SyntheticRegressionData(w=[2, -3.4], b=4.2)
-    copies, tolist = [], torch.Tensor.tolist
-
-    def loss_log_copy(self, *args, **kwargs):
-        torch.cuda.set_sync_debug_mode(0)
-        try:
-            return tolist(self, *args, **kwargs)
-        finally:
-            copies.append(self.device)
-            torch.cuda.set_sync_debug_mode("error")
-
-    monkeypatch.setattr(torch.Tensor, "tolist", loss_log_copy)
+    copies = record_host_copies(monkeypatch, around=_waits_allowed)
     torch.cuda.set_sync_debug_mode("error")
     try:
         trainer.fit(model, data)  # 32 training and 32 validation batches

@@ -1,9 +1,7 @@
 """Timing: waits before every clock read, sizes blocks, agrees with known work."""
 
-import configparser
 import re
 import time
-from pathlib import Path
 
 import pytest
 import torch
@@ -12,9 +10,7 @@ import torch.utils.benchmark as tbench
 import d2lgpu
 from d2lgpu import timing
 
-ROOT = Path(__file__).resolve().parents[2]
 MU = "\u00b5"
-TIME = re.compile(r"\d+(\.\d+)?\s?(ns|µs|us|ms|s)\b")  # tests/sanitize.cfg
 
 
 # --- format_time. -------------------------------------------------------------
@@ -25,9 +21,9 @@ TIME = re.compile(r"\d+(\.\d+)?\s?(ns|µs|us|ms|s)\b")  # tests/sanitize.cfg
     (999.7e-6, "1.00 ms"), (9.996e-3, "10.0 ms"), (99.97e-9, "100 ns"),
     (0.5e-9, "0.50 ns"),
 ])
-def test_format_time(seconds, text):
+def test_format_time(seconds, text, sanitize):
     assert d2lgpu.format_time(seconds) == text
-    assert TIME.fullmatch(text), "the notebook sanitizer must recognise it"
+    assert sanitize(text) == "<TIME>", "the notebook sanitizer must recognise it"
 
 
 @pytest.mark.parametrize("bad, error", [(-1e-3, ValueError),
@@ -43,26 +39,21 @@ def test_format_time_bad(bad, error):
 
 # --- Measurement. -------------------------------------------------------------
 
-def test_measurement_statistics_and_text():
+def test_measurement_statistics_and_text(sanitize):
     m = d2lgpu.Measurement(times=(1.0, 2.0, 3.0, 4.0, 5.0), number=10,
                            device=torch.device("cpu"), label="matmul")
     assert (m.median, m.mean, m.iqr) == (3.0, 3.0, 2.0)
     text = f"matmul: 3.00 s \u00b1 1.00 s (median \u00b1 IQR/2 of 5 blocks of 10 calls, cpu)"
     assert str(m) == text
     assert repr(m) == f"<Measurement {text}>"
-    assert TIME.sub("<TIME>", str(m)) == (
-        "matmul: <TIME> \u00b1 <TIME> (median \u00b1 IQR/2 of 5 blocks of 10 calls, cpu)")
+    assert sanitize(str(m)) == (
+        "matmul: <TIME> \u00b1 <TIME> (median \u00b1 IQR/2 of <BLOCKS>, <DEVICE>)")
 
 
-def test_measurement_text_is_fully_sanitized_for_nbval():
-    cfg = ROOT / "tests" / "sanitize.cfg"
-    parser = configparser.ConfigParser(interpolation=None)
-    parser.read(cfg, encoding="utf-8")
+def test_measurement_text_is_fully_sanitized_for_nbval(sanitize):
     m = d2lgpu.Measurement(times=(1.1e-3, 1.2e-3, 1.3e-3), number=37,
                            device=torch.device("cpu"), label="matmul")
-    text = str(m)
-    for section in parser.sections():
-        text = re.sub(parser[section]["regex"], parser[section]["replace"], text)
+    text = sanitize(str(m))
     assert not re.search(r"\d", text.replace("IQR/2", "")), text
 
 
@@ -148,22 +139,11 @@ def test_benchmark_infers_device_from_tensor_args(monkeypatch, cuda_count_2):
     assert "sync" not in rec.kinds()  # nothing to wait for on the CPU
 
 
-def on_fake_device(name):
-    """A CPU tensor that says it lives on ``name`` (as a GPU tensor would)."""
-
-    class OnFakeDevice(torch.Tensor):
-        @property
-        def device(self):
-            return torch.device(name)
-
-    return torch.ones(3).as_subclass(OnFakeDevice)
-
-
 @pytest.mark.parametrize("name, hardware_kinds", [
     ("cuda:1", dict(cuda=2)), ("xpu:0", dict(xpu=2)),
 ])
 def test_benchmark_waits_for_the_device_of_its_tensor_args(
-        monkeypatch, hardware, name, hardware_kinds):
+        monkeypatch, hardware, on_fake_device, name, hardware_kinds):
     # Of two accelerators, benchmark waits for the one holding the tensors
     # (positional or keyword, or in a list) and names it in the result.
     hardware(**hardware_kinds)
@@ -179,15 +159,6 @@ def test_benchmark_waits_for_the_device_of_its_tensor_args(
         assert waits == {name}
         clocks = [i for i, (kind, _) in enumerate(rec.events) if kind == "clock"]
         assert all(rec.events[i - 1] == ("sync", name) for i in clocks)
-
-
-def test_benchmark_without_tensors_waits_for_every_accelerator(monkeypatch,
-                                                               cuda_count_2):
-    rec = Recorder(monkeypatch)
-    m = d2lgpu.benchmark(rec.work, warmup=0, repeat=1, min_block_time=0)
-    clock = rec.events.index(("clock", None))
-    assert rec.events[clock - 2:clock] == [("sync", "cuda:0"), ("sync", "cuda:1")]
-    assert m.device == torch.device("cuda")
 
 
 def test_benchmark_sizes_blocks_to_min_block_time(monkeypatch):
@@ -253,9 +224,6 @@ def test_synchronize_dispatches_by_device(monkeypatch, cuda_count_2):
     d2lgpu.synchronize("cpu")
     d2lgpu.synchronize("meta")
     assert rec.events == [("sync", "cuda:1"), ("sync", "mps")]
-    rec.events.clear()
-    d2lgpu.synchronize()  # every accelerator
-    assert rec.events == [("sync", "cuda:0"), ("sync", "cuda:1")]
 
 
 def test_synchronize_none_without_accelerator(monkeypatch, cuda_count_0):
@@ -304,3 +272,53 @@ def test_benchmark_agrees_with_torch_utils_benchmark_on_a_sleep():
         theirs += reference.timeit(1).times
     assert min(theirs) >= SLEEP * 0.999, theirs  # the reference is sane too
     assert min(ours) / min(theirs) == pytest.approx(1, rel=0.10), (ours, theirs)
+
+
+# --- Which devices a wait touches. --------------------------------------------
+
+class FakeCuda:
+    """torch.cuda with ``count`` devices, ``current`` the current one, logging what synchronize waits for.
+
+    As the real one: ``synchronize(None)`` waits for the current device, and
+    synchronising a device creates a context there (``contexts``).
+    """
+
+    def __init__(self, monkeypatch, count=3, current=1):
+        self.count, self.current, self.contexts = count, current, []
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        monkeypatch.setattr(torch.cuda, "device_count", lambda: self.count)
+        monkeypatch.setattr(torch.cuda, "current_device", lambda: self.current)
+        monkeypatch.setattr(torch.cuda, "synchronize", self.synchronize)
+
+    def synchronize(self, device=None):
+        index = self.current if device is None else torch.device(device).index
+        device = torch.device("cuda", self.current if index is None else index)
+        self.contexts.append(device)
+
+
+def test_synchronize_waits_only_for_the_current_cuda_device(monkeypatch):
+    cuda = FakeCuda(monkeypatch, count=3, current=1)
+    d2lgpu.synchronize()
+    assert cuda.contexts == [torch.device("cuda:1")]
+    d2lgpu.synchronize("cuda:2")  # a device the caller names
+    assert cuda.contexts[1:] == [torch.device("cuda:2")]
+
+
+def test_benchmark_without_tensors_waits_only_for_the_current_device(
+        monkeypatch):
+    cuda = FakeCuda(monkeypatch, count=3, current=1)
+    m = d2lgpu.benchmark(lambda: None, warmup=0, repeat=2, min_block_time=0)
+    assert set(cuda.contexts) == {torch.device("cuda:1")}
+    assert m.device == torch.device("cuda:1")
+
+
+@pytest.mark.parametrize("kinds, waits", [
+    (dict(mps=True), ("sync", "mps")), (dict(xpu=2), ("sync", "xpu:1")),
+])
+def test_synchronize_without_a_device_on_mps_and_xpu(monkeypatch, hardware,
+                                                     kinds, waits):
+    hardware(**kinds)
+    monkeypatch.setattr(torch.xpu, "current_device", lambda: 1)
+    rec = Recorder(monkeypatch)
+    d2lgpu.synchronize()
+    assert rec.events == [waits]

@@ -1,5 +1,6 @@
 """Training on a device: data, model, Trainer, and its loss log's host copies."""
 
+import inspect
 import re
 import warnings
 
@@ -287,6 +288,20 @@ def test_trainer_keeps_the_gpus_that_exist(cuda_count_2):
     two = d2lgpu.Trainer(1, num_gpus=2)
     assert two.gpus == [torch.device("cuda:0"), torch.device("cuda:1")]
     assert two.device == torch.device("cuda:0")
+
+
+def test_fit_trains_on_the_first_of_its_gpus_alone():
+    # As its docstring says, the Trainer trains on one device, .gpus[0]: a
+    # second one in .gpus, here 'meta' (which holds no values), is not used.
+    first_line = inspect.getdoc(d2lgpu.Trainer).splitlines()[0]
+    assert "on one device" in first_line, first_line
+    torch.manual_seed(0)
+    trainer = d2lgpu.Trainer(3, plot=False)
+    trainer.gpus = [torch.device("cpu"), torch.device("meta")]
+    model = d2lgpu.LinearRegression()
+    trainer.fit(model, d2lgpu.SyntheticRegressionData(w=[2, -3.4], b=4.2))
+    assert {p.device for p in model.parameters()} == {torch.device("cpu")}
+    assert trainer.val_loss[-1] < 1e-3
 
 
 def test_trainer_on_mps(mps_available):
