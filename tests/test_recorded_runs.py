@@ -463,9 +463,10 @@ def _tabs_of(document, run, srcdir, nb, chapter):
 
 
 def _printed(cell) -> str:
-    """The first line a recorded cell printed (streams or text/plain), or ''."""
+    """The first line a recorded cell printed (streams, or text/plain without a plot), or ''."""
     for output in cell.outputs:
-        text = output.get("text") or output.get("data", {}).get("text/plain", "")
+        data = output.get("data", {})
+        text = output.get("text") or ("" if "image/png" in data else data.get("text/plain", ""))
         if text.strip():
             return text.strip().splitlines()[0]
     return ""

@@ -10,27 +10,41 @@ from __future__ import annotations
 
 import nbformat
 
-import runs as runs_module  # scripts/runs.py (pyproject.toml: pythonpath)
+from booktools import runs
 from booktools.book import ROOT, toc_pages
 
-RUNS = runs_module.runs()
+RUNS = runs.runs()
 
 
-def expected(page: str) -> tuple[int, int, int]:
-    """(hardware cells shown, of which with a recording, images recorded in them)."""
+def _printed(cell) -> str:
+    """The first line a recorded cell printed (streams, or text/plain without a plot), or ''."""
+    for output in cell.outputs:
+        data = output.get("data", {})
+        text = output.get("text") or ("" if "image/png" in data else data.get("text/plain", ""))
+        if text.strip():
+            return text.strip().splitlines()[0]
+    return ""
+
+
+def expected(page: str) -> tuple[int, list[list[str]], int]:
+    """(hardware cells shown, per recorded one the first line each machine's
+    tab must show, images recorded in them)."""
     nb = nbformat.read(ROOT / f"{page}.ipynb", as_version=4)
-    cells = runs_module.code_cells(nb)
-    shown = [i for i, c in enumerate(cells) if "remove-cell" not in c.metadata.get("tags", [])]
-    hardware = [i for i in shown if runs_module.HARDWARE_TAG in cells[i].metadata.get("tags", [])]
-    recorded, images = set(), 0
-    for run in RUNS:
-        matches = run.match(page.split("/")[-1], [cells[i].source for i in shown])
-        for k, match in matches.items():
-            if shown[k] in hardware:
-                recorded.add(shown[k])
-                rec = runs_module.code_cells(run.notebooks[page.split("/")[-1]])[match.recorded]
-                images += sum("image/png" in o.get("data", {}) for o in rec.outputs)
-    return len(hardware), len(recorded), images
+    chapter = page.split("/")[-1]
+    hardware = [c for c in runs.code_cells(nb) if runs.is_hardware(c)
+                and "remove-cell" not in c.metadata.get("tags", [])]
+    lines, images = [], 0
+    for cell in hardware:
+        found = []
+        for run in RUNS:
+            named = [c for c in runs.code_cells(run.notebooks.get(chapter, {"cells": []}))
+                     if runs.cell_name(c) == runs.cell_name(cell)]
+            if named:
+                found.append(_printed(named[0]))
+                images += sum("image/png" in o.get("data", {}) for o in named[0].outputs)
+        if found:
+            lines.append(found)
+    return len(hardware), lines, images
 
 
 PAGES = [p for p in toc_pages() if (ROOT / f"{p}.ipynb").is_file() and expected(p)[0]]
@@ -42,6 +56,7 @@ STATE = """() => [...document.querySelectorAll('article .sd-tab-set.recorded-run
     label: set.querySelector(`label[for="${c.id.replace(/-content$/, '')}"]`).textContent.trim(),
     visible: visible(c),
     text: c.textContent.trim().length,
+    content: c.textContent,
     images: [...c.querySelectorAll('img')].map(i => ({w: i.naturalWidth, alt: i.alt})),
   }));
 })"""
@@ -49,15 +64,17 @@ STATE = """() => [...document.querySelectorAll('article .sd-tab-set.recorded-run
 
 def check_tabs(v, page: str) -> None:
     """Tabs of page's recorded cells in Visit v: they exist, switch, show plots and print."""
-    hardware, recorded, images = expected(page)
+    hardware, lines, images = expected(page)
     sets = v.page.evaluate(STATE)
-    assert len(sets) == recorded, "tab sets vs hardware cells with a recording"
+    assert len(sets) == len(lines), "tab sets vs hardware cells with a recording"
     none = v.page.locator("article .recorded-runs-none").count()
-    assert none == hardware - recorded, "'Not yet recorded' lines vs unrecorded hardware cells"
+    assert none == hardware - len(lines), "'Not yet recorded' lines vs unrecorded hardware cells"
     loaded = []
     for n, tabs in enumerate(sets):
         assert tabs[0]["label"] == "CPU (this build)" and tabs[0]["visible"]
-        assert len(tabs) == 1 + sum(1 for t in tabs[1:] if "PyTorch" in t["label"]) >= 2
+        assert len(tabs) == 1 + len(lines[n]) >= 2
+        labels = [run.tab_label for run in RUNS]
+        assert all(t["label"] in labels for t in tabs[1:]), [t["label"] for t in tabs]
         assert not any(t["visible"] for t in tabs[1:]), "a recorded tab shown before any click"
         for k in range(1, len(tabs)):
             v.page.locator("article .sd-tab-set.recorded-runs").nth(n) \
@@ -65,6 +82,8 @@ def check_tabs(v, page: str) -> None:
             now = v.page.evaluate(STATE)[n]
             assert now[k]["visible"] and not now[0]["visible"], f"tab {now[k]['label']} did not switch"
             assert now[k]["text"] > 0 or now[k]["images"], f"tab {now[k]['label']} is empty"
+            # The tab shows the recording of this cell (by name), not another's.
+            assert lines[n][k - 1] in now[k]["content"], (n, now[k]["label"], lines[n][k - 1])
             loaded += now[k]["images"]
     assert len(loaded) == images, "recorded plots shown vs recorded"
     assert all(i["w"] > 0 and i["alt"] for i in loaded), f"plots not loaded or without alt: {loaded}"

@@ -9,11 +9,11 @@ repository settings: Studio Lab's import address is
 ``https://studiolab.sagemaker.aws/import/github/<owner>/<repo>/blob/<branch>/<path>.ipynb``
 (it opens notebooks only, not markdown).
 
-The theme's download dropdown offers the page's source (``.md``) and a
-``.ipynb`` that it copies from the build's executed notebooks. Where the page
-has a jupytext-paired notebook in the repository (``chapters/X.ipynb`` beside
-``chapters/X.md``), this extension puts that notebook there instead, so the
-download is the very file that Colab and Studio Lab open.
+The book is built from the chapter notebooks, so the theme's download
+dropdown offers the page's source, ``chapters/X.ipynb``: the very file that
+Colab and Studio Lab open. Where that notebook has a jupytext-paired MyST
+markdown twin (``chapters/X.md``, the file people edit), this extension
+offers it beside the notebook and copies it into the site's ``_sources/``.
 """
 from __future__ import annotations
 
@@ -68,25 +68,46 @@ def add_studio_lab_button(app: Sphinx, pagename: str, templatename: str,
     })
 
 
-def offer_paired_notebooks(app: Sphinx, exception: Exception | None) -> None:
-    """Put each page's paired notebook where the download button points.
+def _download_group(context: dict[str, Any]) -> dict | None:
+    for button in context.get("header_buttons", []):
+        if button.get("label") == "download-buttons":
+            return button
+    return None
 
-    Runs when the build ends, for every page (not only the pages rewritten by
-    this build), so that a notebook refreshed without a change to its .md is
-    still the one offered."""
+
+def offer_markdown_twin(app: Sphinx, pagename: str, templatename: str,
+                        context: dict[str, Any], doctree) -> None:
+    """Add the page's paired .md to the download dropdown, after the notebook."""
+    group = _download_group(context)
+    if group is None or context.get("page_source_suffix") != ".ipynb" \
+            or not (Path(app.srcdir) / f"{pagename}.md").is_file():
+        return
+    group["buttons"].insert(1, {
+        "type": "link",
+        "url": f"{context['pathto']('_sources', 1)}/{pagename}.md",
+        "text": ".md",
+        "tooltip": "Download the MyST markdown twin",
+        "icon": "fas fa-file",
+        "label": "download-markdown-button",
+    })
+
+
+def copy_markdown_twins(app: Sphinx, exception: Exception | None) -> None:
+    """Put each page's paired .md under _sources/, where its download link points."""
     if exception is not None or app.builder.format != "html":
         return
     sources = Path(app.outdir) / "_sources"
     for docname in sorted(app.env.found_docs):
-        paired = Path(app.srcdir) / f"{docname}.ipynb"
-        target = sources / f"{docname}.ipynb"
-        # The theme writes target (from the executed notebook) on notebook pages.
-        if paired.is_file() and target.is_file():
+        paired = Path(app.srcdir) / f"{docname}.md"
+        if paired.is_file() and (Path(app.srcdir) / f"{docname}.ipynb").is_file():
+            target = sources / f"{docname}.md"
+            target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(paired, target)
 
 
 def setup(app: Sphinx) -> dict:
     # The theme fills header_buttons at priority 501; run after it.
     app.connect("html-page-context", add_studio_lab_button, priority=600)
-    app.connect("build-finished", offer_paired_notebooks)
+    app.connect("html-page-context", offer_markdown_twin, priority=600)
+    app.connect("build-finished", copy_markdown_twins)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
