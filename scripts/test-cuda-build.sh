@@ -3,17 +3,23 @@
 # `pip install torch` gives on Linux and what a Colab CPU runtime has. The
 # stored outputs (recorded with the CPU-only build) must hold there too.
 #
-# Creates .venv-cuda/ (git-ignored) the first time, with requirements.txt but
-# torch 2.14.1 (the CUDA build, ~5.5 GB with its nvidia-* wheels), then runs
-#   CUDA_VISIBLE_DEVICES= pytest --nbval ... chapters/
-# with tests/sanitize.cfg. Extra arguments go to pytest (e.g. chapters/devices.ipynb).
+# Creates .venv-cuda/ (git-ignored) the first time, with requirements.txt and
+# its pinned torch as PyPI's CUDA build (~5.5 GB with its nvidia-* wheels),
+# then runs `CUDA_VISIBLE_DEVICES= pytest chapters` (nbval with
+# tests/sanitize.cfg, as pyproject.toml sets). Extra arguments go to pytest
+# (e.g. chapters/devices.ipynb). Where a local wheel or index gives a CPU-only
+# build of the pinned version instead (as on the book's CI machine), the
+# script says so and stops: set CUDA_TORCH_VERSION to a version whose CUDA
+# build pip does get there (e.g. CUDA_TORCH_VERSION=2.14.1).
 # Not part of scripts/test.sh: installing takes minutes, the run about as long
 # as the nbval part of the main test command.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 venv="$root/.venv-cuda"
-torch_version="${CUDA_TORCH_VERSION:-2.14.1}"
+pinned="$(sed -n 's/^torch==//p' requirements.txt)"
+[ -n "$pinned" ] || { echo "test-cuda-build: no torch==VERSION pin in requirements.txt" >&2; exit 1; }
+torch_version="${CUDA_TORCH_VERSION:-$pinned}"
 python="${PYTHON:-python3.11}"
 command -v "$python" >/dev/null 2>&1 || python=python3
 stamp="$venv/.requirements.sha256"
@@ -36,18 +42,18 @@ fi
 # The CUDA build is what is being tested: refuse to report on anything else.
 CUDA_VISIBLE_DEVICES= "$venv/bin/python" - <<'PY'
 import torch
-assert torch.version.cuda, f"torch {torch.__version__} is not a CUDA build"
+assert torch.version.cuda, (
+    f"torch {torch.__version__} is not a CUDA build: pip took a CPU-only wheel of this version "
+    "(a local wheel or index shadows PyPI's); set CUDA_TORCH_VERSION to a version whose CUDA "
+    "build pip gets here, e.g. 2.14.1")
 assert not torch.cuda.is_available(), "a GPU is visible; this script tests the no-GPU case"
 print(f"test-cuda-build: torch {torch.__version__} (CUDA {torch.version.cuda}), no GPU visible")
 PY
 [ $# -gt 0 ] || set -- chapters
 start=$(date +%s)
 set +e
-# As scripts/test.sh runs them (its comments say why).
-OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-PASSIVE}" CUDA_VISIBLE_DEVICES= \
-  "$venv/bin/python" -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder \
-  --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg \
-  -p no:cacheprovider -q "$@"
+# Plain pytest: its options (nbval, the sanitizer, workers) are in pyproject.toml.
+CUDA_VISIBLE_DEVICES= "$venv/bin/python" -m pytest -q "$@"
 rc=$?
 echo "test-cuda-build: nbval ran in $(( $(date +%s) - start )) s (exit $rc)"
 exit $rc
