@@ -432,6 +432,48 @@ def test_images_have_alt_text_and_are_sharp_on_high_density_screens(visits, page
     assert blurry == [], "raster images with fewer than 2 pixels per CSS pixel (use retina PNGs)"
 
 
+# Every picture in the article as shown, the plots in tabs too (each tab is
+# shown in turn, then the first again, as the page had it).
+SHAPES = r"""() => {
+  const article = document.querySelector('article');
+  const column = article.getBoundingClientRect();
+  const seen = new Map();
+  const measure = () => {
+    for (const img of article.querySelectorAll('img')) {
+      const box = img.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0 || !img.naturalWidth) continue;
+      seen.set(img.currentSrc || img.src, {
+        src: (img.currentSrc || img.src).split('/').pop(),
+        shown: box.width / box.height, file: img.naturalWidth / img.naturalHeight,
+        width: box.width, natural: img.naturalWidth, outside: box.right > column.right + 1});
+    }
+  };
+  measure();
+  for (const set of article.querySelectorAll('.sd-tab-set')) {
+    const labels = [...set.querySelectorAll(':scope > label')];
+    for (const label of labels.slice(1)) { label.click(); measure(); }
+    if (labels.length) labels[0].click();
+  }
+  return [...seen.values()];
+}"""
+
+
+@pytest.mark.parametrize("width", [WIDE, PHONE])
+@pytest.mark.parametrize("page", PAGES)
+def test_pictures_keep_their_shape_and_fit_the_column(visits, page, width):
+    # myst-nb gives a plot's <img> its size inline; narrowed to the column,
+    # it must keep its height in proportion (book.css), and no picture is
+    # drawn wider than its file (a 1x recorded plot) or than the column.
+    pictures = visits(page, width).evaluate(SHAPES)
+    squashed = [f"{p['src']}: shown {p['shown']:.2f}, file {p['file']:.2f}" for p in pictures
+                if abs(p["shown"] / p["file"] - 1) > 0.02]
+    assert squashed == [], "pictures shown with another width/height ratio than their file's"
+    stretched = [f"{p['src']}: {p['width']:.0f} px wide from {p['natural']} px" for p in pictures
+                 if p["width"] > p["natural"] + 0.5]
+    assert stretched == [], "pictures drawn wider than their file"
+    assert [p["src"] for p in pictures if p["outside"]] == [], "pictures wider than the column"
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_no_visible_cell_only_sets_the_traceback_mode(visit, page):
     # %xmode Minimal cells carry the tag remove-cell: they run, but are not shown.
