@@ -70,6 +70,10 @@ COLLECT = r"""async () => {
         .filter(el => visible(el) && (el.scrollWidth > el.clientWidth + 1 ||
                                       el.getBoundingClientRect().right > column.right + 1))
         .map(describe),
+    // Code cells that scroll sideways (asserted at 1280 px only: a phone scrolls them).
+    scrollingCode: [...article.querySelectorAll('div.cell_input pre')]
+        .filter(el => visible(el) && el.scrollWidth > el.clientWidth)
+        .map(el => describe(el) + ` (${el.scrollWidth} px of code in ${el.clientWidth} px)`),
     pageWidth: document.documentElement.scrollWidth,
     viewportWidth: window.innerWidth,
     // Table cells of several words squeezed narrower than a short phrase
@@ -472,6 +476,13 @@ def test_pictures_keep_their_shape_and_fit_the_column(visits, page, width):
                  if p["width"] > p["natural"] + 0.5]
     assert stretched == [], "pictures drawn wider than their file"
     assert [p["src"] for p in pictures if p["outside"]] == [], "pictures wider than the column"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_code_fits_its_column_on_a_wide_screen(visit, page):
+    # 80 columns of code (the book's limit) fit at 1280 px in the fonts the
+    # browser really uses (book.css sets the code size): no code cell scrolls.
+    assert visit(page).data["scrollingCode"] == []
 
 
 @pytest.mark.parametrize("page", PAGES)
