@@ -65,9 +65,10 @@ COLLECT = r"""async () => {
     inputs: [...article.querySelectorAll('div.cell_input')].map(visible),
     inputSources: [...article.querySelectorAll('div.cell_input')].filter(visible)
         .map(el => (el.querySelector('pre') || el).textContent.replace(/\s+$/, '')),
-    // Output and error blocks that scroll sideways or stick out of the column.
+    // Output and error blocks that scroll sideways or stick out of the column
+    // (a text table, class fixed-width, scrolls by design, inside the column).
     clippedOutputs: [...article.querySelectorAll('div.cell_output pre, div.cell_output .output')]
-        .filter(el => visible(el) && (el.scrollWidth > el.clientWidth + 1 ||
+        .filter(el => visible(el) && ((el.scrollWidth > el.clientWidth + 1 && !el.closest('.fixed-width')) ||
                                       el.getBoundingClientRect().right > column.right + 1))
         .map(describe),
     // Code cells that scroll sideways (asserted at 1280 px only: a phone scrolls them).
