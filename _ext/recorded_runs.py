@@ -3,15 +3,16 @@
 Under each code cell tagged ``hardware``, the cell's outputs go into a
 sphinx-design tab set: "CPU (this build)" holds what the build shows (the
 stored outputs), then one tab per recorded machine, labelled with the
-machine, its PyTorch version and the date, holds that machine's outputs of
-the same cell (text, errors, PNG plots written into the build with alt text).
+machine's short name ("H100"), holds a line naming the machine, its PyTorch
+version and the date, then that machine's outputs of the same cell (text,
+errors, PNG plots written into the build with alt text).
 
 A recorded cell is current when its source equals the chapter cell's (trailing
 whitespace aside). Otherwise the recorded notebook's code cells are aligned
 with the chapter's (difflib over the sources, scripts/runs.py): a cell paired
 with a changed one is still shown, in a tab marked "earlier version", with a
 line saying it was recorded with an earlier version of the cell (at which
-commit) and the source it had then. A cell with no recording on any machine
+commit) and the source it had then, folded (<details>). A cell with no recording on any machine
 gets one line saying so and no tabs.
 
 Every tab's content prints (print CSS in _static/book.css): paper has no
@@ -60,6 +61,19 @@ def _literal(text: str, classes: list[str], language: str = "none") -> nodes.lit
     node = nodes.literal_block(text, text, classes=classes)
     node["language"] = language
     return node
+
+
+class details(nodes.General, nodes.Element):
+    """<details> whose first child (text) is its <summary>: folded content in a tab."""
+
+
+def _visit_details(self, node: details) -> None:
+    self.body.append(self.starttag(node, "details") + "<summary>")
+    self.body.append(self.encode(node[0].astext()) + "</summary>\n")
+    for child in node.children[1:]:
+        child.walkabout(self)
+    self.body.append("</details>\n")
+    raise nodes.SkipNode
 
 
 class RecordedRunsTransform(SphinxTransform):
@@ -148,16 +162,21 @@ class RecordedRunsTransform(SphinxTransform):
                                 selected=selected)
 
     def _run_tab(self, chapter, index, cell, run, recorded, current) -> nodes.container:
-        content = []
-        label = run.tab_label
+        # A short label ("H100"), so that the tabs take one line on a phone;
+        # the machine, its PyTorch version and the date on a line inside.
+        label = re.sub(r"^NVIDIA\s+", "", run.meta["label"])
+        content = [nodes.paragraph("", "", nodes.Text(run.tab_label), classes=["recorded-run-meta"])]
         classes = ["recorded-run", f"recorded-run-{run.machine}"]
         if not current:
             label += " (earlier version)"
             classes.append("recorded-run-stale")
             note = (f"Recorded with an earlier version of this cell (commit "
-                    f"{run.meta['commit']}); it was then:")
+                    f"{run.meta['commit']}); its source then is folded below.")
+            source = details("", nodes.Text("Source of the earlier version"),
+                             _literal(recorded.source, [], "ipython3"),
+                             classes=["recorded-run-stale-source"])
             content += [nodes.paragraph("", "", nodes.Text(note), classes=["recorded-run-stale-note"]),
-                        _literal(recorded.source, ["recorded-run-stale-source"], "ipython3")]
+                        source]
         outputs = self._outputs(chapter, index, cell, run, recorded)
         # Not "cell_output": that class is the build's own output (its count is tested).
         content.append(nodes.container("", *outputs, classes=["recorded-output"])
@@ -232,5 +251,6 @@ def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinx_design")
     app.connect("builder-inited", load_runs)
     app.connect("env-get-outdated", outdated_by_runs)
+    app.add_node(details, html=(_visit_details, None))
     app.add_transform(RecordedRunsTransform)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

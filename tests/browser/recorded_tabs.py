@@ -1,7 +1,8 @@
 """Recorded GPU runs on the built website: what a page must show (used by test_site_browser.py).
 
 On every chapter page with `hardware` cells: one tab set per recorded cell,
-"CPU (this build)" shown first; clicking a machine's tab shows that machine's
+"CPU (this build)" shown first, each machine's tab with a line naming it,
+its PyTorch version and the date; clicking a machine's tab shows that machine's
 output (plots loaded) and hides the build's; printing shows every tab; no
 console errors. The checks run on the pages test_site_browser.py has loaded
 anyway (one browser, each page loaded once).
@@ -40,6 +41,9 @@ STATE = """() => [...document.querySelectorAll('article .sd-tab-set.recorded-run
     return b.width > 0 && b.height > 0 && getComputedStyle(el).display !== 'none'; };
   return [...set.querySelectorAll(':scope > .sd-tab-content')].map(c => ({
     label: set.querySelector(`label[for="${c.id.replace(/-content$/, '')}"]`).textContent.trim(),
+    meta: (c.querySelector(':scope > .recorded-run-meta') || {textContent: ''}).textContent,
+    stale: c.classList.contains('recorded-run-stale'),
+    staleParts: c.querySelectorAll(':scope > .recorded-run-stale-note, :scope > details.recorded-run-stale-source').length,
     visible: visible(c),
     text: c.textContent.trim().length,
     images: [...c.querySelectorAll('img')].map(i => ({w: i.naturalWidth, alt: i.alt})),
@@ -57,7 +61,11 @@ def check_tabs(v, page: str) -> None:
     loaded = []
     for n, tabs in enumerate(sets):
         assert tabs[0]["label"] == "CPU (this build)" and tabs[0]["visible"]
-        assert len(tabs) == 1 + sum(1 for t in tabs[1:] if "PyTorch" in t["label"]) >= 2
+        # Each machine's tab names it, its PyTorch version and the date in a line.
+        assert len(tabs) == 1 + sum(1 for t in tabs[1:] if "PyTorch" in t["meta"]) >= 2
+        assert all(t["staleParts"] == 2 for t in tabs if t["stale"]), \
+            "an earlier version's tab without its note and folded source"
+        assert [t["label"] for t in tabs if not t["stale"] and "earlier" in t["label"]] == []
         assert not any(t["visible"] for t in tabs[1:]), "a recorded tab shown before any click"
         for k in range(1, len(tabs)):
             v.page.locator("article .sd-tab-set.recorded-runs").nth(n) \

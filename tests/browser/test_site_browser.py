@@ -630,6 +630,62 @@ def test_some_page_has_hardware_cells():
     assert recorded_tabs.PAGES, "no chapter has a code cell tagged `hardware`"
 
 
+# Tab sets on a phone: how tall each label row is against one label's line
+# (a probe label of one word), and, with each tab shown in turn, every
+# output block: text tables (fixed-width) must keep their lines, inside the
+# column; any other output must neither scroll nor stick out.
+TABS_ON_A_PHONE = r"""() => {
+  const article = document.querySelector('article');
+  const column = article.getBoundingClientRect();
+  const rows = [], tables = [], clipped = [];
+  const describe = el => el.textContent.trim().slice(0, 60).replace(/\s+/g, ' ');
+  const check = () => {
+    for (const pre of article.querySelectorAll('.sd-tab-set.recorded-runs pre')) {
+      const box = pre.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0) continue;
+      const table = pre.closest('.fixed-width');
+      if (table) {
+        const range = document.createRange();
+        range.selectNodeContents(pre);
+        const lines = new Set([...range.getClientRects()].map(r => Math.round(r.top))).size;
+        tables.push({text: describe(pre), lines, wanted: pre.textContent.replace(/\n$/, '').split('\n').length,
+                     outside: box.right > column.right + 1});
+      } else if (pre.closest('.recorded-output') &&
+                 (pre.scrollWidth > pre.clientWidth + 1 || box.right > column.right + 1)) {
+        clipped.push(describe(pre));
+      }
+    }
+  };
+  for (const set of article.querySelectorAll('.sd-tab-set.recorded-runs')) {
+    const labels = [...set.querySelectorAll(':scope > label')];
+    const probe = labels[0].cloneNode(false);
+    probe.textContent = 'H100';
+    set.insertBefore(probe, labels[0]);
+    const line = probe.getBoundingClientRect().height;
+    probe.remove();
+    const boxes = labels.map(l => l.getBoundingClientRect());
+    rows.push({labels: labels.map(l => l.textContent.trim()), line,
+               height: Math.max(...boxes.map(b => b.bottom)) - Math.min(...boxes.map(b => b.top))});
+    for (const label of labels) { label.click(); check(); }
+    labels[0].click();
+  }
+  return {rows, tables, clipped};
+}"""
+
+
+@pytest.mark.parametrize("page", recorded_tabs.PAGES)
+def test_recorded_tabs_read_on_a_phone(phone, page):
+    found = phone(page).evaluate(TABS_ON_A_PHONE)
+    tall = [f"{r['labels']}: {r['height']:.0f} px, a line is {r['line']:.0f} px" for r in found["rows"]
+            if r["height"] > 2 * r["line"] + 1]
+    assert tall == [], "tab labels taking more than two lines on a phone"
+    wrapped = [f"{t['text']}: {t['wanted']} lines shown on {t['lines']}" for t in found["tables"]
+               if t["lines"] > t["wanted"]]
+    assert wrapped == [], "text tables wrapped (they scroll sideways by design)"
+    assert [t["text"] for t in found["tables"] if t["outside"]] == [], "text tables wider than the column"
+    assert found["clipped"] == [], "recorded outputs that scroll sideways or stick out (they wrap)"
+
+
 @pytest.mark.parametrize("page", recorded_tabs.PAGES)
 def test_recorded_runs_tabs_switch_and_print(visit, page):
     recorded_tabs.check_tabs(visit(page), page)
