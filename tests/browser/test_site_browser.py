@@ -469,7 +469,11 @@ def test_pictures_keep_their_shape_and_fit_the_column(visits, page, width):
     # myst-nb gives a plot's <img> its size inline; narrowed to the column,
     # it must keep its height in proportion (book.css), and no picture is
     # drawn wider than its file (a 1x recorded plot) or than the column.
-    pictures = visits(page, width).evaluate(SHAPES)
+    v = visits(page, width)
+    pictures = v.evaluate(SHAPES)
+    if pictures:  # for review: the page's first picture as shown
+        v.page.locator("article img").first.screenshot(
+            path=str(SCREENSHOTS / f"{page.replace('/', '__')}__{width}px__picture.png"))
     squashed = [f"{p['src']}: shown {p['shown']:.2f}, file {p['file']:.2f}" for p in pictures
                 if abs(p["shown"] / p["file"] - 1) > 0.02]
     assert squashed == [], "pictures shown with another width/height ratio than their file's"
@@ -675,7 +679,13 @@ TABS_ON_A_PHONE = r"""() => {
 
 @pytest.mark.parametrize("page", recorded_tabs.PAGES)
 def test_recorded_tabs_read_on_a_phone(phone, page):
-    found = phone(page).evaluate(TABS_ON_A_PHONE)
+    v = phone(page)
+    found = v.evaluate(TABS_ON_A_PHONE)
+    # For review: the first tab set with its first recorded tab open.
+    tabs = v.page.locator("article .sd-tab-set.recorded-runs").first
+    tabs.locator(":scope > label").nth(1).click()
+    tabs.screenshot(path=str(SCREENSHOTS / f"{page.replace('/', '__')}__{PHONE}px__tabs.png"))
+    tabs.locator(":scope > label").first.click()
     tall = [f"{r['labels']}: {r['height']:.0f} px, a line is {r['line']:.0f} px" for r in found["rows"]
             if r["height"] > 2 * r["line"] + 1]
     assert tall == [], "tab labels taking more than two lines on a phone"
