@@ -1,7 +1,8 @@
 """Recorded GPU runs on the built website: what a page must show (used by test_site_browser.py).
 
 On every chapter page with `hardware` cells: one tab set per recorded cell,
-"CPU (this build)" shown first; clicking a machine's tab shows that machine's
+"CPU (this build)" shown first, each machine's tab with a line naming it,
+its PyTorch version and the date; clicking a machine's tab shows that machine's
 output (plots loaded) and hides the build's; printing shows every tab; no
 console errors. The checks run on the pages test_site_browser.py has loaded
 anyway (one browser, each page loaded once).
@@ -54,6 +55,9 @@ STATE = """() => [...document.querySelectorAll('article .sd-tab-set.recorded-run
     return b.width > 0 && b.height > 0 && getComputedStyle(el).display !== 'none'; };
   return [...set.querySelectorAll(':scope > .sd-tab-content')].map(c => ({
     label: set.querySelector(`label[for="${c.id.replace(/-content$/, '')}"]`).textContent.trim(),
+    meta: (c.querySelector(':scope > .recorded-run-meta') || {textContent: ''}).textContent,
+    stale: c.classList.contains('recorded-run-stale'),
+    staleParts: c.querySelectorAll(':scope > .recorded-run-stale-note, :scope > details.recorded-run-stale-source').length,
     visible: visible(c),
     text: c.textContent.trim().length,
     content: c.textContent,
@@ -75,6 +79,10 @@ def check_tabs(v, page: str) -> None:
         assert len(tabs) == 1 + len(lines[n]) >= 2
         labels = [run.tab_label for run in RUNS]
         assert all(t["label"] in labels for t in tabs[1:]), [t["label"] for t in tabs]
+        # Each machine's tab names it, its PyTorch version and the date in a line.
+        assert all("PyTorch" in t["meta"] for t in tabs[1:]), [t["meta"] for t in tabs]
+        assert all(t["staleParts"] == 2 for t in tabs if t["stale"]), \
+            "an earlier version's tab without its note and folded source"
         assert not any(t["visible"] for t in tabs[1:]), "a recorded tab shown before any click"
         for k in range(1, len(tabs)):
             v.page.locator("article .sd-tab-set.recorded-runs").nth(n) \

@@ -65,11 +65,16 @@ COLLECT = r"""async () => {
     inputs: [...article.querySelectorAll('div.cell_input')].map(visible),
     inputSources: [...article.querySelectorAll('div.cell_input')].filter(visible)
         .map(el => (el.querySelector('pre') || el).textContent.replace(/\s+$/, '')),
-    // Output and error blocks that scroll sideways or stick out of the column.
+    // Output and error blocks that scroll sideways or stick out of the column
+    // (a text table, class fixed-width, scrolls by design, inside the column).
     clippedOutputs: [...article.querySelectorAll('div.cell_output pre, div.cell_output .output')]
-        .filter(el => visible(el) && (el.scrollWidth > el.clientWidth + 1 ||
+        .filter(el => visible(el) && ((el.scrollWidth > el.clientWidth + 1 && !el.closest('.fixed-width')) ||
                                       el.getBoundingClientRect().right > column.right + 1))
         .map(describe),
+    // Code cells that scroll sideways (asserted at 1280 px only: a phone scrolls them).
+    scrollingCode: [...article.querySelectorAll('div.cell_input pre')]
+        .filter(el => visible(el) && el.scrollWidth > el.clientWidth)
+        .map(el => describe(el) + ` (${el.scrollWidth} px of code in ${el.clientWidth} px)`),
     pageWidth: document.documentElement.scrollWidth,
     viewportWidth: window.innerWidth,
     // Table cells of several words squeezed narrower than a short phrase
@@ -432,6 +437,59 @@ def test_images_have_alt_text_and_are_sharp_on_high_density_screens(visits, page
     assert blurry == [], "raster images with fewer than 2 pixels per CSS pixel (use retina PNGs)"
 
 
+# Every picture in the article as shown, the plots in tabs too (each tab is
+# shown in turn, then the first again, as the page had it).
+SHAPES = r"""() => {
+  const article = document.querySelector('article');
+  const column = article.getBoundingClientRect();
+  const seen = new Map();
+  const measure = () => {
+    for (const img of article.querySelectorAll('img')) {
+      const box = img.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0 || !img.naturalWidth) continue;
+      seen.set(img.currentSrc || img.src, {
+        src: (img.currentSrc || img.src).split('/').pop(),
+        shown: box.width / box.height, file: img.naturalWidth / img.naturalHeight,
+        width: box.width, natural: img.naturalWidth, outside: box.right > column.right + 1});
+    }
+  };
+  measure();
+  for (const set of article.querySelectorAll('.sd-tab-set')) {
+    const labels = [...set.querySelectorAll(':scope > label')];
+    for (const label of labels.slice(1)) { label.click(); measure(); }
+    if (labels.length) labels[0].click();
+  }
+  return [...seen.values()];
+}"""
+
+
+@pytest.mark.parametrize("width", [WIDE, PHONE])
+@pytest.mark.parametrize("page", PAGES)
+def test_pictures_keep_their_shape_and_fit_the_column(visits, page, width):
+    # myst-nb gives a plot's <img> its size inline; narrowed to the column,
+    # it must keep its height in proportion (book.css), and no picture is
+    # drawn wider than its file (a 1x recorded plot) or than the column.
+    v = visits(page, width)
+    pictures = v.evaluate(SHAPES)
+    if pictures:  # for review: the page's first picture as shown
+        v.page.locator("article img").first.screenshot(
+            path=str(SCREENSHOTS / f"{page.replace('/', '__')}__{width}px__picture.png"))
+    squashed = [f"{p['src']}: shown {p['shown']:.2f}, file {p['file']:.2f}" for p in pictures
+                if abs(p["shown"] / p["file"] - 1) > 0.02]
+    assert squashed == [], "pictures shown with another width/height ratio than their file's"
+    stretched = [f"{p['src']}: {p['width']:.0f} px wide from {p['natural']} px" for p in pictures
+                 if p["width"] > p["natural"] + 0.5]
+    assert stretched == [], "pictures drawn wider than their file"
+    assert [p["src"] for p in pictures if p["outside"]] == [], "pictures wider than the column"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_code_fits_its_column_on_a_wide_screen(visit, page):
+    # 80 columns of code (the book's limit) fit at 1280 px in the fonts the
+    # browser really uses (book.css sets the code size): no code cell scrolls.
+    assert visit(page).data["scrollingCode"] == []
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_no_visible_cell_only_sets_the_traceback_mode(visit, page):
     # %xmode Minimal cells carry the tag remove-cell: they run, but are not shown.
@@ -574,6 +632,68 @@ def test_root_index_leads_to_the_first_chapter(visit, site_url):
 
 def test_some_page_has_hardware_cells():
     assert recorded_tabs.PAGES, "no chapter has a code cell tagged `hardware`"
+
+
+# Tab sets on a phone: how tall each label row is against one label's line
+# (a probe label of one word), and, with each tab shown in turn, every
+# output block: text tables (fixed-width) must keep their lines, inside the
+# column; any other output must neither scroll nor stick out.
+TABS_ON_A_PHONE = r"""() => {
+  const article = document.querySelector('article');
+  const column = article.getBoundingClientRect();
+  const rows = [], tables = [], clipped = [];
+  const describe = el => el.textContent.trim().slice(0, 60).replace(/\s+/g, ' ');
+  const check = () => {
+    for (const pre of article.querySelectorAll('.sd-tab-set.recorded-runs pre')) {
+      const box = pre.getBoundingClientRect();
+      if (box.width === 0 || box.height === 0) continue;
+      const table = pre.closest('.fixed-width');
+      if (table) {
+        const range = document.createRange();
+        range.selectNodeContents(pre);
+        const lines = new Set([...range.getClientRects()].map(r => Math.round(r.top))).size;
+        tables.push({text: describe(pre), lines, wanted: pre.textContent.replace(/\n$/, '').split('\n').length,
+                     outside: box.right > column.right + 1});
+      } else if (pre.closest('.recorded-output') &&
+                 (pre.scrollWidth > pre.clientWidth + 1 || box.right > column.right + 1)) {
+        clipped.push(describe(pre));
+      }
+    }
+  };
+  for (const set of article.querySelectorAll('.sd-tab-set.recorded-runs')) {
+    const labels = [...set.querySelectorAll(':scope > label')];
+    const probe = labels[0].cloneNode(false);
+    probe.textContent = 'H100';
+    set.insertBefore(probe, labels[0]);
+    const line = probe.getBoundingClientRect().height;
+    probe.remove();
+    const boxes = labels.map(l => l.getBoundingClientRect());
+    rows.push({labels: labels.map(l => l.textContent.trim()), line,
+               height: Math.max(...boxes.map(b => b.bottom)) - Math.min(...boxes.map(b => b.top))});
+    for (const label of labels) { label.click(); check(); }
+    labels[0].click();
+  }
+  return {rows, tables, clipped};
+}"""
+
+
+@pytest.mark.parametrize("page", recorded_tabs.PAGES)
+def test_recorded_tabs_read_on_a_phone(phone, page):
+    v = phone(page)
+    found = v.evaluate(TABS_ON_A_PHONE)
+    # For review: the first tab set with its first recorded tab open.
+    tabs = v.page.locator("article .sd-tab-set.recorded-runs").first
+    tabs.locator(":scope > label").nth(1).click()
+    tabs.screenshot(path=str(SCREENSHOTS / f"{page.replace('/', '__')}__{PHONE}px__tabs.png"))
+    tabs.locator(":scope > label").first.click()
+    tall = [f"{r['labels']}: {r['height']:.0f} px, a line is {r['line']:.0f} px" for r in found["rows"]
+            if r["height"] > 2 * r["line"] + 1]
+    assert tall == [], "tab labels taking more than two lines on a phone"
+    wrapped = [f"{t['text']}: {t['wanted']} lines shown on {t['lines']}" for t in found["tables"]
+               if t["lines"] > t["wanted"]]
+    assert wrapped == [], "text tables wrapped (they scroll sideways by design)"
+    assert [t["text"] for t in found["tables"] if t["outside"]] == [], "text tables wider than the column"
+    assert found["clipped"] == [], "recorded outputs that scroll sideways or stick out (they wrap)"
 
 
 @pytest.mark.parametrize("page", recorded_tabs.PAGES)

@@ -44,6 +44,19 @@ def _literal(text: str, classes: list[str], language: str = "none") -> nodes.lit
     return node
 
 
+class details(nodes.General, nodes.Element):
+    """<details> whose first child (text) is its <summary>: folded content in a tab."""
+
+
+def _visit_details(self, node: details) -> None:
+    self.body.append(self.starttag(node, "details") + "<summary>")
+    self.body.append(self.encode(node[0].astext()) + "</summary>\n")
+    for child in node.children[1:]:
+        child.walkabout(self)
+    self.body.append("</details>\n")
+    raise nodes.SkipNode
+
+
 class RecordedRunsTransform(SphinxTransform):
     """Wrap each `hardware` cell's outputs in tabs with the recorded runs' outputs."""
 
@@ -125,10 +138,9 @@ class RecordedRunsTransform(SphinxTransform):
                 nodes.paragraph("", "", nodes.Text(
                     "Recorded from an earlier version of this cell."),
                     classes=["recorded-run-stale-note"]),
-                nodes.raw("", '<details class="recorded-run-stale-source">'
-                              "<summary>The cell as it was then</summary>", format="html"),
-                _literal(recorded.source, ["recorded-run-stale-source-code"], "ipython3"),
-                nodes.raw("", "</details>", format="html"),
+                details("", nodes.Text("The cell as it was then"),
+                        _literal(recorded.source, [], "ipython3"),
+                        classes=["recorded-run-stale-source"]),
             ]
         outputs = self._outputs(chapter, index, cell, run, recorded)
         # Not "cell_output": that class is the build's own output (its count is tested).
@@ -203,5 +215,6 @@ def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinx_design")
     app.connect("builder-inited", load_runs)
     app.connect("env-get-outdated", outdated_by_runs)
+    app.add_node(details, html=(_visit_details, None))
     app.add_transform(RecordedRunsTransform)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}
