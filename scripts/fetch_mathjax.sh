@@ -2,7 +2,7 @@
 # Install the MathJax that the website serves itself (so pages typeset math
 # without network access) from the npm registry, at the exact version pinned in
 # package.json / package-lock.json, into node_modules/ (gitignored).
-# The Sphinx extension _ext/offline_mathjax.py copies it into _build/html/_static/.
+# The Sphinx extension booktools.ext.offline_mathjax (tools/booktools/ext/) copies it into _build/html/_static/.
 # Idempotent: a no-op when the locked version is already installed.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

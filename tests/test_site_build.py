@@ -43,7 +43,7 @@ def test_every_toc_entry_has_a_page(built_site):
 
 
 def test_site_ships_no_source_maps_or_unused_assets(built_site):
-    # _ext/site_assets.py and _ext/offline_mathjax.py: nothing a page never loads.
+    # booktools.ext.site_assets and booktools.ext.offline_mathjax: nothing a page never loads.
     static = built_site / "_static"
     assert sorted(str(p.relative_to(built_site)) for p in built_site.rglob("*.map")) == []
     assert not list(static.rglob("fontawesome.js")), "the 1.5 MB icon script is shipped"

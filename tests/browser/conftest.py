@@ -1,4 +1,4 @@
-"""Fixtures for the checks of the built website (helpers in booksite.py)."""
+"""Fixtures for the checks of the built website (helpers in booktools.book)."""
 from __future__ import annotations
 
 import functools
