@@ -1,4 +1,4 @@
-/* The book's own page behaviour (loaded on every page; see _ext/site_assets.py).
+/* The book's own page behaviour (loaded on every page; see booktools/ext/site_assets.py).
  *
  * 1. Sidebar buttons. pydata-sphinx-theme 0.17 binds its "open the navigation
  *    drawer" and "open the page contents" handlers to the FIRST .primary-toggle
