@@ -10,6 +10,21 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup.sh
 bash scripts/fetch_mathjax.sh
+# Everything the pages are built from: when none of it changed since the last
+# strict build (which ended without a warning, or it would not have written
+# the stamp), that build is the one this one would make. Sphinx alone would
+# find that out too, after several seconds of starting up.
+inputs_hash="$( (git ls-files -co --exclude-standard -- chapters runs tools/booktools \
+    _static _config.yml _toc.yml requirements.txt package-lock.json scripts/build-site.sh \
+    | grep -v '__pycache__' | LC_ALL=C sort | xargs sha256sum) 2>/dev/null \
+  | sha256sum | cut -d' ' -f1)"
+stamp="_build/.site-inputs.sha256"
+if [ -f _build/html/index.html ] && [ "$(cat "$stamp" 2>/dev/null)" = "$inputs_hash" ]; then
+  echo "site: up to date (nothing it is built from changed since the last strict build)"
+  echo "site: open $root/_build/html/index.html"
+  exit 0
+fi
+rm -f "$stamp"
 .venv/bin/python -m booktools.notebooks check || {
   echo "site: a chapter's .md and .ipynb disagree: bash scripts/refresh.sh chapters/NAME.md" >&2
   exit 1
@@ -25,4 +40,5 @@ if [ "$(cat _build/.ext.sha256 2>/dev/null)" != "$ext_hash" ]; then
   mkdir -p _build && echo "$ext_hash" > _build/.ext.sha256
 fi
 .venv/bin/jupyter-book build -W -n --keep-going .
+echo "$inputs_hash" > "$stamp"
 echo "site: open $root/_build/html/index.html"
