@@ -7,6 +7,7 @@ tests/distributed/test_launcher.py.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import sys
 import textwrap
@@ -136,9 +137,21 @@ def test_a_process_left_behind_by_a_finished_run_is_stopped(alive, tmp_path, sho
     assert processes_left(run) == []
 
 
+@pytest.fixture
+def python_sigint():
+    """SIGINT handled by Python, as in a kernel, for the duration of a test.
+
+    A process that a shell starts in the background inherits SIGINT ignored,
+    and then _thread.interrupt_main() does nothing at all.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @posix_only
 def test_an_interrupted_run_is_stopped_with_its_children(alive, tmp_path, short_grace,
-                                                        finder):
+                                                        finder, python_sigint):
     pid_file = tmp_path / "child.pid"
     job = stubborn_child_job(tmp_path, pid_file, then="time.sleep(60)")
 
