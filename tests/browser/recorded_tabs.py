@@ -17,16 +17,6 @@ from booktools.book import ROOT, toc_pages
 RUNS = runs.runs()
 
 
-def _printed(cell) -> str:
-    """The first line a recorded cell printed (streams, or text/plain without a plot), or ''."""
-    for output in cell.outputs:
-        data = output.get("data", {})
-        text = output.get("text") or ("" if "image/png" in data else data.get("text/plain", ""))
-        if text.strip():
-            return text.strip().splitlines()[0]
-    return ""
-
-
 def expected(page: str) -> tuple[int, list[list[str]], int]:
     """(hardware cells shown, per recorded one the first line each machine's
     tab must show, images recorded in them)."""
@@ -41,7 +31,7 @@ def expected(page: str) -> tuple[int, list[list[str]], int]:
             named = [c for c in runs.code_cells(run.notebooks.get(chapter, {"cells": []}))
                      if runs.cell_name(c) == runs.cell_name(cell)]
             if named:
-                found.append(_printed(named[0]))
+                found.append(runs.printed_line(named[0]))
                 images += sum("image/png" in o.get("data", {}) for o in named[0].outputs)
         if found:
             lines.append(found)

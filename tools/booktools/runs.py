@@ -40,7 +40,7 @@ from pathlib import Path
 
 __all__ = [
     "Match", "Run", "NbvalComparison", "read_run", "runs", "pair_cells", "check_run",
-    "name_problems", "names_problems", "apply_names", "similarity", "cell_status",
+    "name_problems", "names_problems", "apply_names", "printed_line", "similarity", "cell_status",
     "hardware_report", "format_report", "record", "strip_volatile", "code_cells",
 ]
 
@@ -272,6 +272,32 @@ def _named_cells(chapters: Path, chapter: str) -> dict[str, str]:
     return {cell_name(c): c["source"] for c in code_cells(read_notebook(path)) if cell_name(c)}
 
 
+def _entry_problems(cells: list, current: dict[str, str], entry: dict) -> list[str]:
+    """What is wrong with one names.json entry, the recorded cells' names aside."""
+    j, name = entry.get("cell"), entry.get("name")
+    if not isinstance(j, int) or not 0 <= j < len(cells):
+        return [f"cell {j!r} is not a recorded code cell"]
+    if cell_name(cells[j]) not in (None, name):
+        return [f"recorded cell {j} is named {cell_name(cells[j])!r}, not {name!r}"]
+    if name in current and similarity(cells[j]["source"], current[name]) < SIMILAR:
+        return [f"recorded cell {j} and the chapter's cell {name!r} are "
+                f"{similarity(cells[j]['source'], current[name]):.2f} alike (< {SIMILAR}): "
+                "the cell was rewritten; give it a new name or drop this entry"]
+    return []
+
+
+def _names_entries(run: Run, chapters: Path):
+    """(chapter, problem or None, recorded cells, chapter's named cells, entries) per chapter."""
+    for chapter, entries in _read_names(run.folder).items():
+        if chapter == "about":
+            continue
+        nb = run.notebooks.get(chapter)
+        if nb is None:
+            yield chapter, "no recording of this chapter", [], {}, []
+        else:
+            yield chapter, None, code_cells(nb), _named_cells(chapters, chapter), entries
+
+
 def names_problems(run: Run, chapters: Path = CHAPTERS) -> list[str]:
     """Where runs/<machine>/names.json and the recorded notebooks disagree.
 
@@ -280,30 +306,16 @@ def names_problems(run: Run, chapters: Path = CHAPTERS) -> list[str]:
     cell of that name, the two sources must be at least SIMILAR.
     """
     problems = []
-    for chapter, entries in _read_names(run.folder).items():
-        if chapter == "about":
-            continue
+    for chapter, missing, cells, current, entries in _names_entries(run, chapters):
         where = f"{run.machine}/{NAMES_FILE}: {chapter}"
-        nb = run.notebooks.get(chapter)
-        if nb is None:
-            problems.append(f"{where}: no recording of this chapter")
-            continue
-        cells, current = code_cells(nb), _named_cells(chapters, chapter)
+        problems += [f"{where}: {missing}"] if missing else []
         for entry in entries:
-            j, name = entry.get("cell"), entry.get("name")
-            if not isinstance(j, int) or not 0 <= j < len(cells):
-                problems.append(f"{where}: cell {j!r} is not a recorded code cell")
-                continue
-            if cell_name(cells[j]) != name:
-                problems.append(f"{where}: recorded cell {j} is named {cell_name(cells[j])!r}, "
-                                f"not {name!r} (python -m booktools.runs name {run.machine})")
-            if name in current:
-                score = similarity(cells[j]["source"], current[name])
-                if score < SIMILAR:
-                    problems.append(
-                        f"{where}: recorded cell {j} and the chapter's cell {name!r} are "
-                        f"{score:.2f} alike (< {SIMILAR}): the cell was rewritten; give it "
-                        f"a new name or drop this entry")
+            found = _entry_problems(cells, current, entry)
+            j = entry.get("cell")
+            if not found and cell_name(cells[j]) != entry.get("name"):
+                found = [f"recorded cell {j} has no name yet "
+                         f"(python -m booktools.runs name {run.machine})"]
+            problems += [f"{where}: {p}" for p in found]
     return problems
 
 
@@ -315,37 +327,38 @@ def apply_names(folder: Path, chapters: Path = CHAPTERS) -> int:
     """
     import nbformat
     run = read_run(folder)
-    entries = {c: e for c, e in _read_names(folder).items() if c != "about"}
-    if not entries:
-        raise SystemExit(f"runs: no {folder / NAMES_FILE} to apply")
-    problems, written = [], 0
-    for chapter, chapter_entries in entries.items():
-        nb = run.notebooks.get(chapter)
-        if nb is None:
-            problems.append(f"{chapter}: no recording of this chapter")
-            continue
-        cells, current = code_cells(nb), _named_cells(chapters, chapter)
-        for entry in chapter_entries:
-            j, name = entry.get("cell"), entry.get("name")
-            if not isinstance(j, int) or not 0 <= j < len(cells):
-                problems.append(f"{chapter}: cell {j!r} is not a recorded code cell")
-            elif name not in current:
-                problems.append(f"{chapter}: no cell named {name!r} in the chapter")
-            elif cell_name(cells[j]) not in (None, name):
-                problems.append(f"{chapter}: recorded cell {j} is already {cell_name(cells[j])!r}")
-            elif similarity(cells[j]["source"], current[name]) < SIMILAR:
-                problems.append(f"{chapter}: recorded cell {j} is not like the cell {name!r} "
-                                f"({similarity(cells[j]['source'], current[name]):.2f})")
-            else:
-                cells[j].metadata["name"] = name
+    problems, written, changed = [], 0, []
+    for chapter, missing, cells, current, entries in _names_entries(run, chapters):
+        problems += [f"{chapter}: {missing}"] if missing else []
+        for entry in entries:
+            found = _entry_problems(cells, current, entry)
+            if not found and entry.get("name") not in current:
+                found = [f"no cell named {entry.get('name')!r} in the chapter"]
+            problems += [f"{chapter}: {p}" for p in found]
+            if not found:
+                cells[entry["cell"]].metadata["name"] = entry["name"]
                 written += 1
-        problems += name_problems(nb, f"{chapter}")
-    problems = [p for p in problems if "no name" not in p]
+        if cells:
+            changed.append(chapter)
+            problems += [p for p in name_problems(run.notebooks[chapter], chapter)
+                         if "no name" not in p]
+    if not changed and not problems:
+        raise SystemExit(f"runs: no {folder / NAMES_FILE} to apply")
     if problems:
         raise SystemExit("runs: names not applied:\n  " + "\n  ".join(problems))
-    for chapter in entries:
+    for chapter in changed:
         nbformat.write(run.notebooks[chapter], folder / f"{chapter}.ipynb")
     return written
+
+
+def printed_line(cell) -> str:
+    """The first line a recorded cell printed (streams, or text/plain without a plot), or ''."""
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        text = output.get("text") or ("" if "image/png" in data else data.get("text/plain", ""))
+        if text.strip():
+            return text.strip().splitlines()[0]
+    return ""
 
 
 # --- the stored outputs against a recording, as nbval compares them ---

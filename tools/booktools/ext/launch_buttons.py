@@ -43,16 +43,17 @@ def studio_lab_url(owner: str, repo: str, branch: str, path: str) -> str:
     return f"{STUDIO_LAB_IMPORT}/{owner}/{repo}/blob/{branch}/{path}"
 
 
-def _launch_group(context: dict[str, Any]) -> dict | None:
+def _header_group(context: dict[str, Any], label: str) -> dict | None:
+    """The theme's header dropdown of that label ("launch-buttons", "download-buttons")."""
     for button in context.get("header_buttons", []):
-        if button.get("label") == "launch-buttons":
+        if button.get("label") == label:
             return button
     return None
 
 
 def add_studio_lab_button(app: Sphinx, pagename: str, templatename: str,
                           context: dict[str, Any], doctree) -> None:
-    group = _launch_group(context)  # present only on notebook pages
+    group = _header_group(context, "launch-buttons")  # present only on notebook pages
     parts = repository_parts(app.config.html_theme_options)
     if group is None or parts is None:
         return
@@ -68,17 +69,10 @@ def add_studio_lab_button(app: Sphinx, pagename: str, templatename: str,
     })
 
 
-def _download_group(context: dict[str, Any]) -> dict | None:
-    for button in context.get("header_buttons", []):
-        if button.get("label") == "download-buttons":
-            return button
-    return None
-
-
 def offer_markdown_twin(app: Sphinx, pagename: str, templatename: str,
                         context: dict[str, Any], doctree) -> None:
     """Add the page's paired .md to the download dropdown, after the notebook."""
-    group = _download_group(context)
+    group = _header_group(context, "download-buttons")
     if group is None or context.get("page_source_suffix") != ".ipynb" \
             or not (Path(app.srcdir) / f"{pagename}.md").is_file():
         return
