@@ -52,7 +52,7 @@ HARDWARE_TAG = "hardware"
 NAMES_FILE = "names.json"  # runs/<machine>/names.json: names given after recording
 NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 # A names.json pair must be at least this similar (booktools.runs.similarity).
-SIMILAR = 0.6
+SIMILAR = 0.7
 # run.json: every key must be there (check_run).
 RUN_KEYS = {
     "label": str,        # the machine, e.g. "NVIDIA H100"; its tab says "H100"
