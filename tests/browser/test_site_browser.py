@@ -1,6 +1,6 @@
 """The built website in a real browser: Debian's Chromium driven by Playwright.
 
-The site is built once per test run (the ``built_site`` fixture runs
+The site is built once per test run, before any test (tests/conftest.py runs
 ``bash scripts/build-site.sh``), served on 127.0.0.1, and every page that
 _toc.yml lists is opened once per width: 1280 px (a laptop) and 390 px (a
 phone); the navigation is also tried at 800 px (a tablet) by resizing the
