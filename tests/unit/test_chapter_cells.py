@@ -30,20 +30,16 @@ def source(chapter, name=None, marker=None):
     return "".join(found[0]["source"])
 
 
-def run_cells(chapter, *cells):
-    """Run the chapter's import cell, then ``cells`` (names or markers) in one namespace."""
+def run_cells(chapter, *names):
+    """Run the chapter's import cell, then the cells named ``names``, in one namespace."""
     namespace = {}
     exec(source(chapter, marker="from d2lgpu import"), namespace)
-    for cell in cells:
-        code = source(chapter, name=cell) if "-" in cell else source(chapter, marker=cell)
-        exec(code, namespace)
+    for name in names:
+        exec(source(chapter, name=name), namespace)
     return namespace
 
 
 # --- devices: a tensor on gpu(num_gpus()), the first index the machine lacks. --
-
-MISSING_CELLS = ("gpu(num_gpus())", "missing-device-error")
-
 
 @pytest.fixture
 def fake_mps(monkeypatch, hardware):
@@ -61,7 +57,7 @@ def fake_mps(monkeypatch, hardware):
 
 
 def test_missing_device_cells_on_mps(fake_mps, capsys):
-    namespace = run_cells("devices", *MISSING_CELLS)
+    namespace = run_cells("devices", "missing-device-error")
     assert namespace["missing"] == torch.device("mps:1")
     out = capsys.readouterr().out
     assert "mps:1" in out
@@ -73,7 +69,7 @@ def test_missing_device_cells_without_accelerator(monkeypatch, hardware, capsys)
     # build without a GPU a RuntimeError; the cells print the error either way.
     hardware(cuda=0)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    namespace = run_cells("devices", *MISSING_CELLS)
+    namespace = run_cells("devices", "missing-device-error")
     assert namespace["missing"] == torch.device("cuda:0")
     out = capsys.readouterr().out
     assert "Error" in out
