@@ -1,0 +1,93 @@
+"""Chapter cells run on hardware this machine lacks, faked.
+
+nbval runs the chapters on the machine at hand only. These tests take a few
+cells' code from the executed notebooks and run it, with ``exec``, on fake
+hardware: Apple's MPS (which accepts any device index) and PyTorch's CUDA
+build on a machine without a GPU (whose ``torch.accelerator`` still names
+CUDA). Each cell runs in a namespace set up by the chapter's own import cell.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
+
+
+def code_cells(chapter):
+    nb = json.loads((CHAPTERS / f"{chapter}.ipynb").read_text(encoding="utf-8"))
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def source(chapter, name=None, marker=None):
+    """The code of the one cell named ``name``, or containing ``marker``."""
+    found = [c for c in code_cells(chapter)
+             if (name is not None and c["metadata"].get("name") == name)
+             or (marker is not None and marker in "".join(c["source"]))]
+    assert len(found) == 1, (chapter, name or marker, len(found))
+    return "".join(found[0]["source"])
+
+
+def run_cells(chapter, *names):
+    """Run the chapter's import cell, then the cells named ``names``, in one namespace."""
+    namespace = {}
+    exec(source(chapter, marker="from d2lgpu import"), namespace)
+    for name in names:
+        exec(source(chapter, name=name), namespace)
+    return namespace
+
+
+# --- devices: a tensor on gpu(num_gpus()), the first index the machine lacks. --
+
+@pytest.fixture
+def fake_mps(monkeypatch, hardware):
+    """MPS as a Mac has it: d2lgpu picks it, and any index is accepted."""
+    hardware(mps=True)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    zeros = torch.zeros
+
+    def zeros_on_mps(*args, device=None, **kwargs):
+        if device is not None and torch.device(device).type == "mps":
+            return zeros(*args, **kwargs)  # a CPU tensor stands in, no error
+        return zeros(*args, device=device, **kwargs)
+
+    monkeypatch.setattr(torch, "zeros", zeros_on_mps)
+
+
+def test_missing_device_cells_on_mps(fake_mps, capsys):
+    namespace = run_cells("devices", "missing-device-error")
+    assert namespace["missing"] == torch.device("mps:1")
+    out = capsys.readouterr().out
+    assert "mps:1" in out
+    assert "Error" not in out
+
+
+def test_missing_device_cells_without_accelerator(monkeypatch, hardware, capsys):
+    # gpu(0) is cuda:0 here: a CPU-only build raises AssertionError, a CUDA
+    # build without a GPU a RuntimeError; the cells print the error either way.
+    hardware(cuda=0)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    namespace = run_cells("devices", "missing-device-error")
+    assert namespace["missing"] == torch.device("cuda:0")
+    out = capsys.readouterr().out
+    assert "Error" in out
+
+
+# --- devices: torch.accelerator on PyTorch's CUDA build without a GPU. --------
+
+@pytest.mark.skipif(not hasattr(torch, "accelerator"),
+                    reason="torch.accelerator is new in PyTorch 2.6")
+def test_torch_accelerator_cell_on_cuda_build_without_gpu(monkeypatch, hardware,
+                                                         capsys):
+    hardware()  # no accelerator for d2lgpu either
+    monkeypatch.setattr(torch.accelerator, "current_accelerator",
+                        lambda *args, **kwargs: torch.device("cuda"))
+    monkeypatch.setattr(torch.accelerator, "is_available", lambda: False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    run_cells("devices", "torch-accelerator")
+    lines = capsys.readouterr().out.splitlines()
+    said = [line for line in lines if line.startswith("torch.accelerator:")]
+    assert said == ["torch.accelerator: none"], lines
+    assert "cpu" in next(line for line in lines if line.startswith("d2lgpu.try_gpu"))
