@@ -50,7 +50,7 @@ def test_code_cells_code_blocks_inline_code_and_front_matter_are_not_prose():
     ---
     note: 783.8 TFLOP/s on the GPU
     ---
-    On the GPU `x = 783.8 TFLOP/s` and $t = 5$ ms stay code and math.
+    On the GPU `x = 783.8 TFLOP/s` and $t = 5 ms$ stay code and math.
 
     ```{code-cell} ipython3
     :tags: [hardware]
@@ -119,6 +119,16 @@ def test_ranges_lists_and_spellings():
             "(PyTorch 2.11, 16 μs, 2 ×).")
     assert keys(gpu_figures(text)) == ["7GB/s", "54GB/s", "1.2x", "1.4x", "51.5TFLOP/s",
                                        "399.5TFLOP/s", "783.8TFLOP/s", "16µs", "2x"]
+
+
+def test_a_number_ending_inline_math_before_a_unit_is_a_figure():
+    text = r"On the H100 $\ell \approx 14$ µs and $n = 16$ steps; $2^{10}$ B."
+    assert keys(gpu_figures(text)) == ["14µs"]
+
+
+def test_a_link_target_names_no_machine():
+    text = "The [CPU's notes](https://docs.pytorch.org/docs/stable/notes/cuda.html) say 5 ms."
+    assert gf.find_figures(text)[0].about == "cpu"
 
 
 def test_sizes_of_the_work_and_products_are_not_figures():

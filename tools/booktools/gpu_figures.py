@@ -11,8 +11,9 @@ Each must be either
   that machine (run.json "label", e.g. "NVIDIA H100", or it without the
   vendor, "H100"); or
 * a *datasheet* figure: listed for its chapter in tests/gpu_figures.yml with
-  the vendor and the document it comes from, and the sentence or its
-  paragraph names the vendor ("NVIDIA's datasheet gives ...").
+  the vendor and the document it comes from, and the sentence, its paragraph
+  or the paragraph leading into it (a table's) names the vendor ("NVIDIA's
+  datasheet gives ...").
 
 The same file's ``not_measured`` entries exempt a figure that is no
 measurement at all (a threshold the code uses, say), each with the words of
@@ -20,10 +21,11 @@ its sentence (``context``) and why.
 
 What is prose: the markdown of chapters/NAME.md without its YAML front matter,
 code cells, code blocks, display math, labels and comments; inline code, inline
-math and link targets are blanked (so a number there is never a figure), but
+math and link targets are blanked (so a number there is never a figure; only a
+number that ends inline math before a unit, "$\\ell \\approx 14$ µs", is), but
 directive titles, exercises, solutions, admonitions and the alt texts of code
-cells' images are prose. Paragraphs end at blank lines, list items, headings,
-table rows and fences; sentences end at ".", "!" or "?" before a space and a
+cells' images are prose. Paragraphs end at blank lines, list items, headings
+and fences (a table is one paragraph); sentences end at ".", "!" or "?" before a space and a
 character that is not a lower-case letter (not after "e.g." and the like).
 
 Which figures are GPU figures, sentence by sentence: a sentence is *about a GPU*
@@ -34,8 +36,8 @@ otherwise about what the sentence before it in the paragraph was about (so
 a GPU figure unless its sentence is about the CPU; any other unit only where
 its sentence is about a GPU. Not figures: sizes that name the work rather than
 measure it ("a 64 MiB copy", "a 200 GiB request"), hyphenated sizes
-("24-byte"), products of sizes ("4096 × 4096"). A number that a list carries
-on from a figure with a unit ("51.5 TFLOP/s ..., 399.5 with ... and 783.8 in
+("24-byte"), products of sizes ("4096 × 4096"). A decimal number that a list
+carries on from a figure with a unit ("51.5 TFLOP/s ..., 399.5 with ... and 783.8 in
 bfloat16") is a figure in that unit. Ranges ("7–54 GB/s", "1.2 to 1.4 times",
 "40 or 80 GB") are one figure per end.
 
@@ -148,13 +150,26 @@ class Problem:
     why: str
 
 
+_UNIT_AFTER = re.compile(rf"\s?(?:{_UNIT})(?![\w/])")
+_MATH_END_NUMBER = re.compile(rf"(?<![\w.^_{{\\]){_NUM}(?=\$$)")
+
+
+def _mask_math(match) -> str:
+    """Inline math blanked, but for a number that ends it before a unit ("$\\ell = 14$ µs")."""
+    span = match.group(0)
+    last = _MATH_END_NUMBER.search(span)
+    if last and _UNIT_AFTER.match(match.string, match.end()):
+        return " " * (len(span) - len(last.group(0))) + last.group(0)
+    return " " * len(span)
+
+
 def _mask(text: str) -> str:
     """``text`` with inline code, roles, inline math and link targets blanked."""
     def blank(match):
         return " " * len(match.group(0))
     masked = re.sub(r"\{[\w:-]+\}(`+).*?\1", blank, text)   # {ref}`label`
     masked = re.sub(r"(`+).+?\1", blank, masked)             # `code`
-    masked = re.sub(r"\$[^$]+\$", blank, masked)              # $n = 16$
+    masked = re.sub(r"\$[^$]+\$", _mask_math, masked)         # $n = 16$, not $\ell = 14$ µs
     masked = re.sub(r"\]\([^)\s]*\)", blank, masked)          # [text](url)
     masked = re.sub(r"<[^>]+>", blank, masked)                # <br>, <span ...>
     return masked
@@ -312,7 +327,7 @@ def find_figures(markdown: str, chapter: str = "") -> list:
         about = ""
         for start, end in sentence_spans(paragraph.masked):
             sentence, masked = paragraph.text[start:end], paragraph.masked[start:end]
-            about = _about(sentence, about)
+            about = _about(re.sub(r"\]\([^)\s]*\)", "]", sentence), about)  # not URLs
             found = []
             for match in _FIGURE.finditer(masked):
                 kind = next(k for k, _ in _UNITS if match[k] is not None)
