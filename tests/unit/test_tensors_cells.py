@@ -1,0 +1,91 @@
+"""Cells of chapters/tensors.ipynb run under a fake accelerator.
+
+The chapter's timing cells must wait for the device before every clock read
+that ends a measurement, on every accelerator, not only on CUDA. Without an
+MPS or XPU device here, the device is faked: ``device`` names it, tensors
+created on it are small CPU tensors, and its ``synchronize`` only records
+that it was called. The clock records its reads, so the test sees the order
+of waits and reads.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from d2lgpu import format_time
+
+NOTEBOOK = Path(__file__).resolve().parents[2] / "chapters" / "tensors.ipynb"
+
+
+def cell_source(name):
+    """The source of the code cell whose metadata name is ``name``."""
+    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+    found = [c for c in cells if c["metadata"].get("name") == name]
+    assert len(found) == 1, f"{NOTEBOOK.name}: {len(found)} cells named {name!r}"
+    source = found[0]["source"]
+    return "".join(source) if isinstance(source, list) else source
+
+
+class FakeTime:
+    """Stands for the ``time`` module: each ``perf_counter`` read is logged."""
+
+    def __init__(self, events):
+        self.events = events
+        self.now = 0.0
+
+    def perf_counter(self):
+        self.events.append("clock")
+        self.now += 1e-3
+        return self.now
+
+
+@pytest.fixture(params=["mps", "xpu"])
+def fake_accelerator(request, monkeypatch):
+    """(device, events): tensors on device are CPU tensors; waits are logged."""
+    kind = request.param
+    device = torch.device(kind)
+    events = []
+    real_randn = torch.randn
+
+    def randn(*size, device=None, **kwargs):
+        if device is not None and torch.device(device).type == kind:
+            return real_randn(16, 16, **kwargs)  # small: the cell asks 4096
+        return real_randn(*size, device=device, **kwargs)
+
+    def synchronize(*args, **kwargs):
+        events.append("wait")
+
+    monkeypatch.setattr(torch, "randn", randn)
+    monkeypatch.setattr(getattr(torch, kind), "synchronize", synchronize)
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is not None and hasattr(accelerator, "synchronize"):
+        monkeypatch.setattr(accelerator, "synchronize", synchronize)
+    return device, events
+
+
+def chapter_namespace(device, events):
+    """What the chapter's earlier cells define, as far as these cells use it."""
+    import d2lgpu
+
+    return {"torch": torch, "time": FakeTime(events), "device": device,
+            "format_time": format_time, "synchronize": d2lgpu.synchronize}
+
+
+def test_timing_cells_wait_for_the_accelerator(fake_accelerator, capsys):
+    device, events = fake_accelerator
+    namespace = chapter_namespace(device, events)
+    for name in ("timing-that-waits", "cuda-events"):
+        events.clear()
+        exec(compile(cell_source(name), f"<{name}>", "exec"), namespace)
+        clocks = [i for i, event in enumerate(events) if event == "clock"]
+        assert clocks, f"{name}: no clock read"
+        assert events[clocks[0] - 1:clocks[0]] == ["wait"], (
+            f"{name} on {device.type}: the clock starts without a wait "
+            f"for the device: {events}")
+        assert events[clocks[-1] - 1] == "wait", (
+            f"{name} on {device.type}: the last clock read, which ends the "
+            f"measurement, comes without a wait for the device: {events}")
+    printed = capsys.readouterr().out
+    assert "A @ A took" in printed
