@@ -410,6 +410,18 @@ def test_sidebar_button_hides_the_navigation_on_a_wide_screen(visit):
     assert not v.console, v.console
 
 
+@pytest.mark.parametrize("page", PAGES)
+def test_page_contents_list_every_section_and_subsection(visit, page):
+    """The right sidebar on a wide screen shows each ## and ### heading of the page."""
+    v = visit(page)
+    headings = v.page.evaluate("""() => [...document.querySelectorAll(
+        'article section > h2, article section > h3')].map(h => h.closest('section').id)""")
+    shown = v.page.evaluate("""() => [...document.querySelectorAll('.bd-sidebar-secondary nav.page-toc a')]
+        .filter(a => a.getBoundingClientRect().height > 0).map(a => a.hash.slice(1))""")
+    missing = [h for h in headings if h not in shown]
+    assert missing == [], f"not listed (or folded) in the page contents: {missing}"
+
+
 @pytest.mark.parametrize("width", [WIDE, PHONE])
 @pytest.mark.parametrize("page", PAGES)
 def test_no_output_or_error_is_cut_off(visits, page, width):
