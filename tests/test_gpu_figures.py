@@ -14,6 +14,7 @@ import json
 import textwrap
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from booktools import gpu_figures as gf
@@ -184,11 +185,12 @@ def test_recorded_texts_read_run_json_and_every_text_output(tmp_path):
     run = tmp_path / "gpu-x"
     run.mkdir()
     (run / "run.json").write_text(json.dumps({"label": "NVIDIA X9", "gpus": ["NVIDIA X9 8GB"]}))
-    cells = [{"cell_type": "code", "outputs": [
-        {"output_type": "stream", "name": "stdout", "text": ["1.5 ms\n"]},
-        {"output_type": "execute_result", "data": {"text/plain": "'2.5 GB/s'"}},
-        {"output_type": "error", "ename": "E", "evalue": "3.5 GiB free", "traceback": []}]}]
-    (run / "ch.ipynb").write_text(json.dumps({"cells": cells}))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x", outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text="1.5 ms\n"),
+        nbformat.v4.new_output("execute_result", data={"text/plain": "'2.5 GB/s'"},
+                               execution_count=1),
+        nbformat.v4.new_output("error", ename="E", evalue="3.5 GiB free", traceback=[])])])
+    nbformat.write(nb, run / "ch.ipynb")
     [(names, text)] = gf.recorded_texts(tmp_path).items()
     assert names == ("NVIDIA X9", "NVIDIA X9 8GB", "X9")
     assert all(s in text for s in ("1.5 ms", "2.5 GB/s", "3.5 GiB"))

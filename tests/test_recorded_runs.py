@@ -164,10 +164,8 @@ def test_hardware_cells_with_a_current_recording():
         for run in RUNS:
             counts = entry["machines"][run.machine]
             assert set(counts) == set(runs.REPORT_KEYS), counts
-            recorded = {runs.cell_name(c) for c in runs.code_cells(run.notebooks.get(
-                chapter, {"cells": []}))}
             # Every hardware cell whose name the recording holds is counted once.
-            assert sum(counts.values()) == sum(runs.cell_name(c) in recorded
+            assert sum(counts.values()) == sum(run.cell(chapter, runs.cell_name(c)) is not None
                                                for c in hardware), (chapter, run.machine)
     print("hardware cells with a recording per machine (current: source as recorded; "
           "earlier-version: source changed since; output-changed: stored output "
@@ -468,8 +466,7 @@ def test_tabs_follow_names_in_a_copy_of_a_chapter_with_moved_edited_and_new_cell
     one renamed. Every tab shows the recording of its own cell, and only that."""
     run = next(r for r in RUNS if r.machine == "nvidia-h100")
     nb = nbformat.read(ROOT / "chapters" / "tensors.ipynb", as_version=4)
-    recorded = {runs.cell_name(c): c for c in runs.code_cells(run.notebooks["tensors"])
-                if runs.cell_name(c)}
+    recorded = runs.named_cells(run.notebooks["tensors"])
     position = {c.metadata.get("name"): i for i, c in enumerate(nb.cells)}
     i, j = position["tensor-on-gpu"], position["copy-latency-bandwidth"]
     nb.cells[i], nb.cells[j] = nb.cells[j], nb.cells[i]

@@ -28,11 +28,10 @@ def expected(page: str) -> tuple[int, list[list[str]], int]:
     for cell in hardware:
         found = []
         for run in RUNS:
-            named = [c for c in runs.code_cells(run.notebooks.get(chapter, {"cells": []}))
-                     if runs.cell_name(c) == runs.cell_name(cell)]
-            if named:
-                found.append(runs.printed_line(named[0]))
-                images += sum("image/png" in o.get("data", {}) for o in named[0].outputs)
+            recorded = run.cell(chapter, runs.cell_name(cell))
+            if recorded is not None:
+                found.append(runs.printed_line(recorded))
+                images += sum("image/png" in o.get("data", {}) for o in recorded.outputs)
         if found:
             lines.append(found)
     return len(hardware), lines, images

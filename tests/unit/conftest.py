@@ -7,16 +7,11 @@ test). Nothing here touches a real GPU: tests that need one are marked
 applies tests/sanitize.cfg as nbval does, so output checks follow the file.
 """
 
-import re
-from pathlib import Path
-
 import pytest
 import torch
-from nbval.plugin import get_sanitize_patterns
 
+from booktools.runs import NbvalComparison
 from d2lgpu import devices
-
-SANITIZE_CFG = Path(__file__).resolve().parents[1] / "sanitize.cfg"
 
 
 def fake_hardware(monkeypatch, cuda=0, mps=False, xpu=0):
@@ -78,14 +73,5 @@ def on_fake_device():
 
 @pytest.fixture
 def sanitize():
-    """``sanitize(text)``: ``text`` as nbval compares it, with tests/sanitize.cfg's patterns read as nbval reads them."""
-    patterns = dict(get_sanitize_patterns(SANITIZE_CFG.read_text(encoding="utf-8")))
-    if not patterns:
-        raise ValueError(f"{SANITIZE_CFG}: no 'regex:'/'replace:' pairs found")
-
-    def apply(text):
-        for regex, replace in patterns.items():
-            text = re.sub(regex, replace, text)
-        return text
-
-    return apply
+    """``sanitize(text)``: ``text`` as nbval compares it, with tests/sanitize.cfg's patterns."""
+    return NbvalComparison().sanitize

@@ -7,27 +7,23 @@ build on a machine without a GPU (whose ``torch.accelerator`` still names
 CUDA). Each cell runs in a namespace set up by the chapter's own import cell.
 """
 
-import json
 from pathlib import Path
 
 import pytest
 import torch
 
+from booktools import runs
+
 CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
-
-
-def code_cells(chapter):
-    nb = json.loads((CHAPTERS / f"{chapter}.ipynb").read_text(encoding="utf-8"))
-    return [c for c in nb["cells"] if c["cell_type"] == "code"]
 
 
 def source(chapter, name=None, marker=None):
     """The code of the one cell named ``name``, or containing ``marker``."""
-    found = [c for c in code_cells(chapter)
-             if (name is not None and c["metadata"].get("name") == name)
-             or (marker is not None and marker in "".join(c["source"]))]
+    cells = runs.code_cells(runs.read_notebook(CHAPTERS / f"{chapter}.ipynb"))
+    found = [c for c in cells if (name is not None and runs.cell_name(c) == name)
+             or (marker is not None and marker in c.source)]
     assert len(found) == 1, (chapter, name or marker, len(found))
-    return "".join(found[0]["source"])
+    return found[0].source
 
 
 def run_cells(chapter, *names):

@@ -8,12 +8,12 @@ that it was called. The clock records its reads, so the test sees the order
 of waits and reads.
 """
 
-import json
 from pathlib import Path
 
 import pytest
 import torch
 
+from booktools import runs
 from d2lgpu import format_time
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "chapters" / "tensors.ipynb"
@@ -21,11 +21,9 @@ NOTEBOOK = Path(__file__).resolve().parents[2] / "chapters" / "tensors.ipynb"
 
 def cell_source(name):
     """The source of the code cell whose metadata name is ``name``."""
-    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
-    found = [c for c in cells if c["metadata"].get("name") == name]
-    assert len(found) == 1, f"{NOTEBOOK.name}: {len(found)} cells named {name!r}"
-    source = found[0]["source"]
-    return "".join(source) if isinstance(source, list) else source
+    cell = runs.named_cells(runs.read_notebook(NOTEBOOK)).get(name)
+    assert cell is not None, f"{NOTEBOOK.name}: no cell named {name!r}"
+    return cell.source
 
 
 class FakeTime:

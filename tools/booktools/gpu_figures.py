@@ -49,7 +49,6 @@ not in 11.4x or 1.45x), the unit as written up to spacing and spelling
 """
 from __future__ import annotations
 
-import json
 import re
 import sys
 from dataclasses import dataclass
@@ -378,26 +377,19 @@ def _output_text(output: dict) -> str:
 
 
 def recorded_texts(runs: Path = RUNS) -> dict:
-    """{machine names: text outputs} of every recorded run, runs/*/run.json and *.ipynb.
+    """{machine names: text outputs} of every recorded run (booktools.runs).
 
-    The machine names are run.json's label, it without its first word where
-    that is a vendor ("NVIDIA H100" -> "H100"), and its GPUs' names.
+    The machine names are run.json's label, its tab label (the label without
+    its vendor: "NVIDIA H100" -> "H100") and its GPUs' names.
     """
+    from booktools.runs import code_cells, runs as recorded_runs
     recorded = {}
-    for run_json in sorted(Path(runs).glob("*/run.json")):
-        run = json.loads(run_json.read_text(encoding="utf-8"))
-        label = run.get("label", "")
-        names = {label, *run.get("gpus", [])}
-        vendor, _, rest = label.partition(" ")
-        if rest and vendor in ("NVIDIA", "AMD", "Intel", "Apple"):
-            names.add(rest)
-        texts = []
-        for notebook in sorted(run_json.parent.glob("*.ipynb")):
-            nb = json.loads(notebook.read_text(encoding="utf-8"))
-            for cell in nb.get("cells", []):
-                texts += [_output_text(o) for o in cell.get("outputs", [])]
-        key = (label, *sorted(n for n in names if n and n != label))
-        recorded[key] = "\n".join(t for t in texts if t)
+    for run in recorded_runs(Path(runs)):
+        label = run.meta.get("label", "")
+        names = {run.tab_label, *run.meta.get("gpus", [])} - {label, ""}
+        texts = [_output_text(o) for nb in run.notebooks.values()
+                 for cell in code_cells(nb) for o in cell.get("outputs", [])]
+        recorded[(label, *sorted(names))] = "\n".join(t for t in texts if t)
     return recorded
 
 

@@ -40,7 +40,7 @@ from pathlib import Path
 
 __all__ = [
     "Match", "Run", "NbvalComparison", "read_run", "runs", "pair_cells", "check_run",
-    "name_problems", "names_problems", "apply_names", "printed_line", "similarity", "cell_status",
+    "named_cells", "name_problems", "names_problems", "apply_names", "printed_line", "similarity", "cell_status",
     "hardware_report", "format_report", "record", "strip_volatile", "code_cells",
 ]
 
@@ -89,6 +89,13 @@ def is_hardware(cell) -> bool:
 def cell_name(cell) -> str | None:
     """The cell's name (metadata ``name``), or None."""
     return cell.get("metadata", {}).get("name")
+
+
+def named_cells(nb) -> dict:
+    """name -> code cell, for the notebook's named code cells (None: no notebook)."""
+    if nb is None:
+        return {}
+    return {cell_name(c): c for c in code_cells(nb) if cell_name(c)}
 
 
 def name_problems(nb, where: str) -> list[str]:
@@ -170,7 +177,8 @@ class Run:
     @property
     def tab_label(self) -> str:
         """The tab's short label: run.json's label without the vendor, e.g. "H100"."""
-        return re.sub(r"\bNVIDIA\s+", "", self.meta["label"]).strip() or self.meta["label"]
+        short = re.sub(r"\b(NVIDIA|AMD|Intel|Apple)\s+", "", self.meta["label"]).strip()
+        return short or self.meta["label"]
 
     @property
     def about(self) -> str:
@@ -180,6 +188,10 @@ class Run:
         if len(gpus) > 1:
             machine = f"{len(gpus)}× {machine}"
         return f"{machine} · PyTorch {self.meta['torch']} · {self.meta['date']}"
+
+    def cell(self, chapter: str, name: str | None):
+        """The recorded code cell of chapter named ``name``, or None."""
+        return named_cells(self.notebooks.get(chapter)).get(name) if name else None
 
     def pairs(self, chapter: str, chapter_cells: list) -> dict[int, Match]:
         """pair_cells against this run's recording of chapter ({} without one)."""
@@ -267,9 +279,8 @@ def _read_names(folder: Path) -> dict:
 def _named_cells(chapters: Path, chapter: str) -> dict[str, str]:
     """name -> source of the chapter's named code cells."""
     path = chapters / f"{chapter}.ipynb"
-    if not path.is_file():
-        return {}
-    return {cell_name(c): c["source"] for c in code_cells(read_notebook(path)) if cell_name(c)}
+    named = named_cells(read_notebook(path)) if path.is_file() else {}
+    return {name: cell["source"] for name, cell in named.items()}
 
 
 def _entry_problems(cells: list, current: dict[str, str], entry: dict) -> list[str]:
@@ -386,9 +397,10 @@ class NbvalComparison:
 
         from nbval import plugin
         self._nbval = plugin
-        self.parent = SimpleNamespace(
-            skip_compare=self.SKIP_COMPARE,
-            sanitize_patterns=dict(plugin.get_sanitize_patterns(sanitize_file.read_text())))
+        patterns = dict(plugin.get_sanitize_patterns(sanitize_file.read_text(encoding="utf-8")))
+        if not patterns:
+            raise ValueError(f"{sanitize_file}: no 'regex:'/'replace:' pairs found")
+        self.parent = SimpleNamespace(skip_compare=self.SKIP_COMPARE, sanitize_patterns=patterns)
         self.colors = plugin.nocolors
         self.comparison_traceback = []
 

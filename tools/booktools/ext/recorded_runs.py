@@ -93,13 +93,12 @@ class RecordedRunsTransform(SphinxTransform):
                        and c.get("nb_element") == "cell_code_output"), None)
         tabs = []
         for run in recorded_runs:
-            found = [c for c in runs.code_cells(run.notebooks.get(chapter, {"cells": []}))
-                     if name is not None and runs.cell_name(c) == name]
-            if not found:
+            recorded = run.cell(chapter, name)
+            if recorded is None:
                 continue
             current = source is not None and \
-                runs.normalise_source(found[0].source) == runs.normalise_source(source)
-            tabs.append(self._run_tab(chapter, name, cell, run, found[0], current))
+                runs.normalise_source(recorded.source) == runs.normalise_source(source)
+            tabs.append(self._run_tab(chapter, name, cell, run, recorded, current))
         if not tabs:
             note = nodes.paragraph("", "", nodes.Text("Not yet recorded on a GPU."),
                                    classes=["recorded-runs-none"])
