@@ -4,7 +4,8 @@ Modules: ``booktools.runs`` (runs/<machine>/ recordings, ``python -m
 booktools.runs``), ``booktools.notebooks`` (chapter .md/.ipynb pairs,
 ``python -m booktools.notebooks``), ``booktools.gpu_figures`` (GPU figures
 in the prose against the recordings, ``python -m booktools.gpu_figures``),
-``booktools.book`` (the book's pages and configuration) and
+``booktools.words`` (words of prose against the limits, ``python -m
+booktools.words``), ``booktools.book`` (the book's pages and configuration) and
 ``booktools.ext`` (the site's Sphinx extensions). Importing the package does
 nothing.
 """
