@@ -87,3 +87,32 @@ def test_timing_cells_wait_for_the_accelerator(fake_accelerator, capsys):
             f"measurement, comes without a wait for the device: {events}")
     printed = capsys.readouterr().out
     assert "A @ A took" in printed
+
+
+@pytest.mark.parametrize("kind", ["cpu", "cuda", "mps", "xpu"])
+def test_profiler_cell_asks_only_for_activities_the_device_has(kind, monkeypatch,
+                                                              capsys):
+    """profiler-table profiles the CPU always, the GPU's kernels on CUDA (and
+    XPU where PyTorch has that activity), and never assumes one for MPS."""
+    from torch import profiler
+
+    asked = []
+    real_profile = profiler.profile
+
+    def profile(*, activities, **kwargs):
+        asked.append(list(activities))
+        return real_profile(activities=[profiler.ProfilerActivity.CPU], **kwargs)
+
+    monkeypatch.setattr(profiler, "profile", profile)
+    namespace = {"torch": torch, "device": torch.device(kind),
+                 "W": torch.randn(8, 8), "v": torch.randn(8)}
+    exec(compile(cell_source("profiler-table"), "<profiler-table>", "exec"),
+         namespace)
+    activity = profiler.ProfilerActivity
+    expected = [activity.CPU]
+    if kind == "cuda":
+        expected.append(activity.CUDA)
+    elif kind == "xpu" and hasattr(activity, "XPU"):
+        expected.append(activity.XPU)
+    assert asked == [expected]
+    assert "aten::" in capsys.readouterr().out
