@@ -10,8 +10,19 @@ NVIDIA_SMI = """\
 """
 
 
+PROFILER = """\
+-------------------  ------------  ------------  ------------
+               Name    Self CPU %      Self CPU    # of Calls
+-------------------  ------------  ------------  ------------
+       aten::addmv_        38.22%      69.363us             5
+-------------------  ------------  ------------  ------------
+Self CPU time total: 181.498us
+"""
+
+
 def test_ascii_and_box_drawn_tables_are_fixed_width():
     assert is_fixed_width(NVIDIA_SMI)
+    assert is_fixed_width(PROFILER)
     assert is_fixed_width("┌──────┐\n│ H100 │\n└──────┘")
 
 
@@ -23,3 +34,6 @@ def test_messages_tracebacks_and_source_keep_wrapping():
     # Two table rows are not yet a table; bars at one shared column are not either.
     assert not is_fixed_width("| a | b |\n| c | d |\nplain text")
     assert not is_fixed_width("a | b\nc | d\ne | f\n")
+    # One dashed rule is a heading's underline, not a table's column rules.
+    assert not is_fixed_width("Results\n-------  -------\nsome text\n")
+    assert not is_fixed_width("-------\nplain\n-------\n")

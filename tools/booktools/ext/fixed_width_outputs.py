@@ -7,9 +7,10 @@ apart and nothing lines up. Such an output gets the class ``fixed-width``, and
 book.css lets it keep its lines and scroll sideways inside its own box.
 
 The rule (``is_fixed_width``): the text has a box-drawing character (U+2500
-to U+257F), or at least 3 consecutive lines that have ``|`` at the same 2 or
+to U+257F); or at least 3 consecutive lines that have ``|`` at the same 2 or
 more columns (the edges and separators of a table drawn in ASCII, like
-``nvidia-smi``'s). An ordinary message, a traceback or printed source has
+``nvidia-smi``'s); or at least 2 rule lines of 2 or more dashed runs apart
+(``-----  -----``, the column rules of torch.profiler's table). An ordinary message, a traceback or printed source has
 neither, and keeps wrapping. It applies to the build's own outputs (myst-nb)
 and to the recorded runs' (booktools.ext.recorded_runs, which runs first).
 """
@@ -24,10 +25,14 @@ from sphinx.transforms import SphinxTransform
 BOX_DRAWING = re.compile("[\u2500-\u257f]")
 RUN = 3        # consecutive lines ...
 SHARED = 2     # ... with "|" at this many of the same columns
+COLUMN_RULE = re.compile(r"^\s*-{3,}(\s+-{3,})+\s*$")  # "-----  -----"
+RULES = 2      # a header rule and a closing one
 
 
 def is_fixed_width(text: str) -> bool:
     if BOX_DRAWING.search(text):
+        return True
+    if sum(bool(COLUMN_RULE.match(line)) for line in text.splitlines()) >= RULES:
         return True
     run, shared = 0, set()
     for line in text.splitlines():
