@@ -4,6 +4,8 @@
 # (chapters/*.ipynb) with their stored outputs: nothing is executed. A chapter
 # whose .md and .ipynb disagree stops the build (bash scripts/refresh.sh
 # chapters/NAME.md brings its notebook in step).
+# Each translated edition (i18n/<code>/, booktools.i18n) is then built the
+# same way, as a site of its own with its language, into _build/html/<code>/.
 # Then open _build/html/index.html in a browser.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,7 +16,7 @@ bash scripts/fetch_mathjax.sh
 # strict build (which ended without a warning, or it would not have written
 # the stamp), that build is the one this one would make. Sphinx alone would
 # find that out too, after several seconds of starting up.
-inputs_hash="$( (git ls-files -co --exclude-standard -- chapters runs tools/booktools \
+inputs_hash="$( (git ls-files -co --exclude-standard -- chapters i18n runs tools/booktools \
     _static _config.yml _toc.yml requirements.txt package-lock.json scripts/build-site.sh \
     | grep -v '__pycache__' | LC_ALL=C sort | xargs sha256sum) 2>/dev/null \
   | sha256sum | cut -d' ' -f1)"
@@ -29,6 +31,10 @@ rm -f "$stamp"
   echo "site: a chapter's .md and .ipynb disagree: bash scripts/refresh.sh chapters/NAME.md" >&2
   exit 1
 }
+.venv/bin/python -m booktools.i18n check || {
+  echo "site: a translation's structure differs from English's (README: Translations)" >&2
+  exit 1
+}
 # Sphinx rebuilds pages when a source or _config.yml changes, but not when
 # the code of the book's extensions (tools/booktools/) does, and it copies
 # _static/ (the book's CSS, JS, favicon) only when some page is rebuilt: when
@@ -36,9 +42,31 @@ rm -f "$stamp"
 ext_hash="$(find tools/booktools _static -type f \( -name '*.py' -o -path '_static/*' \) -print0 \
   | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
 if [ "$(cat _build/.ext.sha256 2>/dev/null)" != "$ext_hash" ]; then
-  rm -rf _build/html _build/.doctrees
+  rm -rf _build/html _build/.doctrees _build/i18n
   mkdir -p _build && echo "$ext_hash" > _build/.ext.sha256
 fi
 .venv/bin/jupyter-book build -W -n --keep-going .
+# The editions build side by side (one process each), each from a folder
+# that links the book's files and its own chapters.
+pids=()
+for code in $(.venv/bin/python -m booktools.i18n codes); do
+  src="$(.venv/bin/python -m booktools.i18n stage "$code")"
+  .venv/bin/jupyter-book build -W -n --keep-going "$src" --path-output "_build/i18n/$code" \
+    > "_build/i18n/$code/build.log" 2>&1 &
+  pids+=("$!:$code")
+done
+failed=0
+for entry in "${pids[@]}"; do
+  code="${entry#*:}"
+  if wait "${entry%%:*}"; then
+    rm -rf "_build/html/$code"
+    cp -r "_build/i18n/$code/_build/html" "_build/html/$code"
+  else
+    echo "site: the $code edition failed to build:" >&2
+    tail -n 30 "_build/i18n/$code/build.log" >&2
+    failed=1
+  fi
+done
+[ "$failed" = 0 ] || exit 1
 echo "$inputs_hash" > "$stamp"
 echo "site: open $root/_build/html/index.html"

@@ -30,10 +30,9 @@ from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 from sphinx_design.shared import create_component
 
-from booktools import runs
+from booktools import i18n, runs
 
 LOGGER = logging.getLogger(__name__)
-BUILD_TAB = "CPU (this build)"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -68,6 +67,7 @@ class RecordedRunsTransform(SphinxTransform):
         if recorded is None or not docname.startswith("chapters/"):
             return
         chapter = docname.split("/", 1)[1]
+        self.ui = i18n.for_sphinx(self.app.config.language).ui  # the page's words
         stored = self._stored_sources(chapter)
         for run in recorded:
             if chapter in run.notebooks:
@@ -100,7 +100,7 @@ class RecordedRunsTransform(SphinxTransform):
                 runs.normalise_source(recorded.source) == runs.normalise_source(source)
             tabs.append(self._run_tab(chapter, name, cell, run, recorded, current))
         if not tabs:
-            note = nodes.paragraph("", "", nodes.Text("Not yet recorded on a GPU."),
+            note = nodes.paragraph("", "", nodes.Text(self.ui["not_recorded"]),
                                    classes=["recorded-runs-none"])
             cell.insert(cell.index(output) + 1 if output is not None else len(cell), note)
             return
@@ -110,8 +110,9 @@ class RecordedRunsTransform(SphinxTransform):
             build_content = [output]
         else:
             position = len(cell)
-            build_content = [nodes.paragraph("", "", nodes.Text("(no output)"))]
-        build = self._tab(BUILD_TAB, build_content, ["recorded-run-build"], selected=True)
+            build_content = [nodes.paragraph("", "", nodes.Text(self.ui["no_output"]))]
+        build = self._tab(self.ui["build_tab"], build_content, ["recorded-run-build"],
+                          selected=True)
         tab_set = create_component("tab-set", ["sd-tab-set", "recorded-runs"],
                                    children=[build, *tabs])
         cell.insert(position, tab_set)
@@ -135,16 +136,16 @@ class RecordedRunsTransform(SphinxTransform):
             classes.append("recorded-run-stale")
             content += [
                 nodes.paragraph("", "", nodes.Text(
-                    "Recorded from an earlier version of this cell."),
+                    self.ui["earlier_version"]),
                     classes=["recorded-run-stale-note"]),
-                details("", nodes.Text("The cell as it was then"),
+                details("", nodes.Text(self.ui["cell_then"]),
                         _literal(recorded.source, [], "ipython3"),
                         classes=["recorded-run-stale-source"]),
             ]
         outputs = self._outputs(chapter, index, cell, run, recorded)
         # Not "cell_output": that class is the build's own output (its count is tested).
         content.append(nodes.container("", *outputs, classes=["recorded-output"])
-                       if outputs else nodes.paragraph("", "", nodes.Text("(no output)")))
+                       if outputs else nodes.paragraph("", "", nodes.Text(self.ui["no_output"])))
         return self._tab(run.tab_label, content, classes)
 
     def _outputs(self, chapter, index, cell, run, recorded) -> list[nodes.Node]:
@@ -180,7 +181,7 @@ class RecordedRunsTransform(SphinxTransform):
         alt = (mystnb.get("image", {}).get("alt")
                or re.sub(r"[`*_]", "", mystnb.get("figure", {}).get("caption", ""))
                or "Plot made by this cell")
-        alt = f"{alt.rstrip('.')}, as recorded on {run.meta['label']} (PyTorch {run.meta['torch']}, {run.meta['date']})"
+        alt = f"{alt.rstrip('.')}, {self.ui['recorded_on']} {run.meta['label']} (PyTorch {run.meta['torch']}, {run.meta['date']})"
         uri = "/" + os.path.relpath(path, self.app.srcdir)
         return nodes.image(uri=uri, alt=alt)
 

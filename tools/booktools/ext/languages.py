@@ -1,0 +1,63 @@
+"""The book's editions on every page: its language, the others, and a translation's lag.
+
+Each edition is a site of its own (booktools.i18n), built with Sphinx's
+``language`` set, so that the theme's words and the search are that
+language's. This extension adds, on every chapter page:
+
+- ``<html lang>`` as BCP 47 writes it (``zh-CN``; Sphinx would write
+  ``zh_CN``), so that browsers pick the right CJK fonts;
+- ``<link rel="alternate" hreflang>`` to the same page in every edition that
+  has it, and ``x-default`` to English;
+- a switcher above the text, linking those pages;
+- on a translated page whose English prose changed since it was translated,
+  a short banner in its language linking the English page.
+"""
+from __future__ import annotations
+
+import html
+
+from sphinx.application import Sphinx
+
+from booktools import i18n
+
+
+def _switcher(lang: i18n.Language, links: list) -> str:
+    items = []
+    for edition, url in links:
+        current = ' aria-current="page"' if edition.code == lang.code else ""
+        items.append(f'<li><a href="{html.escape(url)}" hreflang="{edition.code}" '
+                     f'lang="{edition.code}"{current}>{html.escape(edition.name)}</a></li>')
+    label = html.escape(lang.ui["switcher"])
+    return (f'<nav class="language-switcher" aria-label="{label}">'
+            f'<ul>{"".join(items)}</ul></nav>\n')
+
+
+def _banner(lang: i18n.Language, english_url: str) -> str:
+    return (f'<div class="admonition warning translation-lag" role="note"><p>'
+            f'{html.escape(lang.ui["lag"])} <a href="{html.escape(english_url)}" '
+            f'hreflang="en" lang="en">{html.escape(lang.ui["lag_link"])}</a></p></div>\n')
+
+
+def add_editions(app: Sphinx, pagename: str, templatename: str, context: dict,
+                 doctree) -> None:
+    lang = i18n.for_sphinx(app.config.language)
+    context["language"] = lang.code  # <html lang="zh-CN">
+    editions = i18n.alternates(pagename)
+    if not editions or "body" not in context:
+        return
+    here = i18n.site_path(lang.code, pagename)
+    links = [(e, i18n.relative_url(here, i18n.site_path(e.code, pagename))) for e in editions]
+    english_url = links[0][1]
+    context["metatags"] = context.get("metatags", "") + "".join(
+        f'\n<link rel="alternate" hreflang="{e.code}" href="{html.escape(url)}">'
+        for e, url in links) + \
+        f'\n<link rel="alternate" hreflang="x-default" href="{html.escape(english_url)}">'
+    top = _switcher(lang, links) if len(links) > 1 else ""
+    if not lang.english and i18n.lags(lang.code, pagename.removeprefix("chapters/")):
+        top += _banner(lang, english_url)
+    context["body"] = top + context["body"]
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("html-page-context", add_editions)
+    return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

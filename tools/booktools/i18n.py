@@ -1,0 +1,440 @@
+"""The book's translated editions: i18n/<code>/chapters/<chapter>.md.
+
+English (chapters/) is the source. A translation is a MyST markdown file with
+the English code cells unchanged and everything a reader reads translated;
+its notebook (.ipynb beside it) is made from it and the English notebook's
+outputs (``sync``), so that only the English notebooks are executed.
+
+Two kinds of difference from English, kept apart:
+
+- *structure* (the code cells with their names and tags, labels, references,
+  exercises, the hardware note, the front matter): must equal English's;
+  ``structure_problems`` lists what differs, and a test holds it to none. A
+  change of English code is carried over by ``sync``, not by a translator.
+- *lag*: a translation records the hash of the English prose it translates
+  (``translation: english_prose:`` in its front matter, written by
+  ``stamp``). When the English prose changes, the page shows a banner and
+  ``report`` counts it; nothing fails.
+
+    python -m booktools.i18n check            # structure problems; exit 1 if any
+    python -m booktools.i18n sync [CODE ...]   # write the translated notebooks
+    python -m booktools.i18n stamp CODE CHAPTER [CHAPTER ...]
+    python -m booktools.i18n report           # translated, lagging and missing pages
+    python -m booktools.i18n stage CODE       # the folder a translated site builds from
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+import os
+import posixpath
+import re
+import sys
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import jupytext
+import nbformat
+import yaml
+
+__all__ = ["Language", "languages", "language", "for_sphinx", "translations",
+           "english_chapters", "source", "notebook", "prose_hash", "recorded_hash",
+           "lags", "stamp", "structure_problems", "build_notebook", "sync",
+           "site_path", "alternates", "stage", "main"]
+
+ROOT = Path(__file__).resolve().parents[2]
+CHAPTERS = ROOT / "chapters"
+I18N = ROOT / "i18n"
+LANGUAGES_FILE = I18N / "languages.yml"
+RECORD = "translation"           # the front-matter key of a translation's record
+SNIPPET = Path("_snippets") / "hardware-note.md"
+NOTE = re.compile(r"<!-- hardware-note:start -->\n(.*?)<!-- hardware-note:end -->", re.S)
+FRONT = re.compile(r"\A---\n(.*?\n)---\n", re.S)
+LABEL = re.compile(r"^\(([\w-]+)\)=\s*$", re.M)
+DIRECTIVE_LABEL = re.compile(r"^:label:\s*(\S+)\s*$", re.M)
+REFERENCE = re.compile(r"\{(ref|doc|numref)\}`(?:[^`<]*<)?([^`>]+)>?`")
+DIRECTIVE = re.compile(r"^`{3,}\{(exercise|solution-start|solution-end)\}", re.M)
+MD = "md:myst"
+
+
+@dataclass(frozen=True)
+class Language:
+    code: str    # folder, URL segment and <html lang>, e.g. "zh-CN"
+    sphinx: str  # Sphinx's language for the build, e.g. "zh_CN"
+    name: str    # the edition's name in its own language
+    title: str
+    ui: dict     # the words the book's extensions put on a page
+
+    @property
+    def english(self) -> bool:
+        return self.code == "en"
+
+
+@lru_cache(maxsize=None)
+def _languages(path: Path) -> tuple[Language, ...]:
+    entries = yaml.safe_load(path.read_text())
+    found = tuple(Language(**entry) for entry in entries)
+    if not found or found[0].code != "en":
+        raise ValueError(f"{path}: the first edition must be English (code: en)")
+    codes = [lang.code for lang in found]
+    if len(set(codes)) != len(codes):
+        raise ValueError(f"{path}: an edition is listed twice: {codes}")
+    for lang in found[1:]:
+        missing = set(found[0].ui) - set(lang.ui)
+        if missing:
+            raise ValueError(f"{path}: {lang.code} lacks the ui words {sorted(missing)}")
+    return found
+
+
+def languages(path: Path = LANGUAGES_FILE) -> list[Language]:
+    """Every edition, English first."""
+    return list(_languages(path))
+
+
+def language(code: str, path: Path = LANGUAGES_FILE) -> Language:
+    for lang in languages(path):
+        if lang.code == code:
+            return lang
+    raise ValueError(f"no edition {code!r}: the editions are "
+                     f"{', '.join(lang.code for lang in languages(path))} ({path})")
+
+
+def for_sphinx(sphinx_language: str | None, path: Path = LANGUAGES_FILE) -> Language:
+    """The edition a Sphinx build of that `language` makes (English for None)."""
+    for lang in languages(path):
+        if lang.sphinx == (sphinx_language or "en"):
+            return lang
+    raise ValueError(f"Sphinx language {sphinx_language!r} is no edition of {path}")
+
+
+def translations(path: Path = LANGUAGES_FILE) -> list[Language]:
+    return languages(path)[1:]
+
+
+def english_chapters(chapters: Path = CHAPTERS) -> list[str]:
+    return sorted(p.stem for p in chapters.glob("*.md"))
+
+
+def source(code: str, chapter: str, i18n: Path = I18N) -> Path:
+    return i18n / code / "chapters" / f"{chapter}.md"
+
+
+def notebook(code: str, chapter: str, i18n: Path = I18N) -> Path:
+    return source(code, chapter, i18n).with_suffix(".ipynb")
+
+
+# --- what a translation must keep, and what it translates ---
+
+def _front_matter(text: str) -> dict:
+    match = FRONT.match(text)
+    return yaml.safe_load(match.group(1)) if match else {}
+
+
+def _prose_cells(nb) -> list[str]:
+    """What a reader reads of a notebook: markdown cells, and plots' alt text and captions."""
+    found = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            found.append(cell.source)
+        elif cell.cell_type == "code":
+            mystnb = cell.metadata.get("mystnb", {})
+            found += [str(mystnb.get("image", {}).get("alt", "")),
+                      str(mystnb.get("figure", {}).get("caption", ""))]
+    return found
+
+
+def prose_hash(markdown: str) -> str:
+    """A short hash of a page's prose (code cells aside), to tell what a translation is of."""
+    nb = jupytext.reads(markdown, fmt=MD)
+    text = "\n\x00\n".join(re.sub(r"[ \t]+$", "", s, flags=re.M).strip()
+                           for s in _prose_cells(nb))
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def recorded_hash(markdown: str) -> str | None:
+    record = _front_matter(markdown).get(RECORD) or {}
+    return record.get("english_prose") if isinstance(record, dict) else None
+
+
+def lags(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N) -> bool:
+    """Whether the English prose changed since the translation was made (or it has no record)."""
+    english = (chapters / f"{chapter}.md").read_text()
+    return recorded_hash(source(code, chapter, i18n).read_text()) != prose_hash(english)
+
+
+def stamp(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N) -> str:
+    """Record that the translation is of the English prose as it is now; return the hash."""
+    path = source(code, chapter, i18n)
+    text = path.read_text()
+    match = FRONT.match(text)
+    if match is None:
+        raise ValueError(f"{path}: no front matter to record the translation in")
+    digest = prose_hash((chapters / f"{chapter}.md").read_text())
+    kept = re.sub(rf"^{RECORD}:\n(?:[ \t]+.*\n)*", "", match.group(1), flags=re.M)
+    record = f"{RECORD}:\n  of: chapters/{chapter}.md\n  english_prose: {digest}\n"
+    path.write_text(f"---\n{kept}{record}---\n{text[match.end():]}")
+    return digest
+
+
+def _code_cells(nb) -> list:
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def _code_key(cell) -> tuple:
+    """What a translation keeps of a code cell: source, and metadata but mystnb's texts."""
+    metadata = {k: v for k, v in cell.metadata.items() if k != "mystnb"}
+    mystnb = copy.deepcopy(cell.metadata.get("mystnb", {}))
+    mystnb.get("image", {}).pop("alt", None)
+    mystnb.get("figure", {}).pop("caption", None)
+    return cell.source, json.dumps([metadata, mystnb], sort_keys=True)
+
+
+def _code_problems(english, translated, where: str) -> list[str]:
+    a, b = _code_cells(english), _code_cells(translated)
+    if len(a) != len(b):
+        return [f"{where}: {len(b)} code cells, English has {len(a)}"]
+    problems = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if _code_key(x) != _code_key(y):
+            what = "source" if x.source != y.source else "tags, name or options"
+            name = x.metadata.get("name")
+            problems.append(f"{where}: code cell {i}{f' ({name})' if name else ''} differs "
+                            f"from English in its {what}")
+    return problems
+
+
+def _markers(text: str) -> dict:
+    return {
+        "labels": sorted(LABEL.findall(text)),
+        "exercise and solution labels": sorted(DIRECTIVE_LABEL.findall(text)),
+        "references": sorted(REFERENCE.findall(text)),
+        "exercises and solutions": DIRECTIVE.findall(text),
+    }
+
+
+def structure_problems(code: str, chapter: str, chapters: Path = CHAPTERS,
+                       i18n: Path = I18N) -> list[str]:
+    """Where a translation's structure differs from English's (empty: none)."""
+    path = source(code, chapter, i18n)
+    where = str(path.relative_to(i18n.parent)) if path.is_relative_to(i18n.parent) else str(path)
+    if not path.is_file():
+        return [f"{where}: missing (English has chapters/{chapter}.md)"]
+    english_text = (chapters / f"{chapter}.md").read_text()
+    text = path.read_text()
+    english, translated = jupytext.reads(english_text, fmt=MD), jupytext.reads(text, fmt=MD)
+    problems = _code_problems(english, translated, where)
+    front = {k: v for k, v in _front_matter(text).items() if k != RECORD}
+    if front != _front_matter(english_text):
+        problems.append(f"{where}: front matter differs from English's "
+                        f"(beyond its `{RECORD}` record)")
+    for kind, found in _markers(text).items():
+        if found != _markers(english_text)[kind]:
+            problems.append(f"{where}: {kind} differ from English's: "
+                            f"{sorted(set(map(str, found)) ^ set(map(str, _markers(english_text)[kind])))}")
+    problems += _note_problems(code, text, english_text, where, i18n)
+    ipynb = notebook(code, chapter, i18n)
+    if not problems:
+        if not ipynb.is_file():
+            problems.append(f"{where}: no notebook (python -m booktools.i18n sync {code})")
+        elif _notebook_key(nbformat.read(ipynb, as_version=4)) != _notebook_key(
+                build_notebook(code, chapter, chapters, i18n)):
+            problems.append(f"{ipynb.relative_to(i18n.parent) if ipynb.is_relative_to(i18n.parent) else ipynb}: "
+                            f"out of step with its .md or the English notebook "
+                            f"(python -m booktools.i18n sync {code})")
+    return problems
+
+
+def _note_problems(code, text, english_text, where, i18n) -> list[str]:
+    note, english_note = NOTE.search(text), NOTE.search(english_text)
+    if bool(note) != bool(english_note):
+        return [f"{where}: the hardware-note markers differ from English's"]
+    if note is None or "(hardware-note)=" in english_note.group(1):
+        return []  # the intro: its full note is translated freely
+    snippet = i18n / code / SNIPPET
+    if not snippet.is_file():
+        return [f"{where}: {snippet} is missing"]
+    if note.group(1).strip() != snippet.read_text().strip():
+        return [f"{where}: paste i18n/{code}/{SNIPPET} between the hardware-note markers"]
+    return []
+
+
+def _notebook_key(nb) -> list:
+    return [(c.cell_type, c.source, c.get("outputs"), dict(c.metadata)) for c in nb.cells]
+
+
+def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N):
+    """The translated notebook: its .md's cells, with the English notebook's outputs."""
+    path = source(code, chapter, i18n)
+    translated = jupytext.read(path, fmt=MD)
+    english = nbformat.read(chapters / f"{chapter}.ipynb", as_version=4)
+    problems = _code_problems(english, translated, str(path))
+    if problems:
+        raise ValueError("\n".join(problems))
+    built = nbformat.v4.new_notebook(metadata=copy.deepcopy(english.metadata))
+    english_code = iter(_code_cells(english))
+    for cell in translated.cells:
+        if cell.cell_type == "code":
+            done = copy.deepcopy(next(english_code))
+            if "mystnb" in cell.metadata:
+                done.metadata["mystnb"] = copy.deepcopy(cell.metadata["mystnb"])
+        elif cell.cell_type == "markdown":
+            done = nbformat.v4.new_markdown_cell(cell.source, metadata=dict(cell.metadata))
+        else:
+            done = nbformat.v4.new_raw_cell(cell.source, metadata=dict(cell.metadata))
+        done["id"] = f"cell-{len(built.cells)}"  # as the English notebooks number them
+        built.cells.append(done)
+    built.nbformat, built.nbformat_minor = english.nbformat, english.nbformat_minor
+    return built
+
+
+def sync(codes: list[str] | None = None, chapters: Path = CHAPTERS, i18n: Path = I18N) -> list[Path]:
+    """Write every translated notebook; refuse, writing none, if a translation's code differs."""
+    codes = codes or [lang.code for lang in translations()]
+    built, problems = [], []
+    for code in codes:
+        language(code)
+        for chapter in english_chapters(chapters):
+            if source(code, chapter, i18n).is_file():
+                try:
+                    built.append((notebook(code, chapter, i18n),
+                                  build_notebook(code, chapter, chapters, i18n)))
+                except ValueError as error:
+                    problems.append(str(error))
+    if problems:
+        raise ValueError("nothing written: the code cells of these translations differ "
+                         "from English's (copy English's code cells into them):\n"
+                         + "\n".join(problems))
+    for path, nb in built:
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".ipynb",
+                                         delete=False) as tmp:
+            nbformat.write(nb, tmp)
+        os.replace(tmp.name, path)
+    return [path for path, _ in built]
+
+
+# --- the website: one site per edition, _build/html/ and _build/html/<code>/ ---
+
+def site_path(code: str, docname: str) -> str:
+    """A page's path from the site's root: chapters/x.html, or zh-CN/chapters/x.html."""
+    return f"{docname}.html" if code == "en" else f"{code}/{docname}.html"
+
+
+def alternates(docname: str, i18n: Path = I18N, chapters: Path = CHAPTERS) -> list[Language]:
+    """The editions that have this page (a chapter), English first."""
+    if not docname.startswith("chapters/"):
+        return []
+    chapter = docname.removeprefix("chapters/")
+    if not (chapters / f"{chapter}.md").is_file():
+        return []
+    return [lang for lang in languages() if lang.english
+            or source(lang.code, chapter, i18n).is_file()]
+
+
+def relative_url(from_path: str, to_path: str) -> str:
+    return posixpath.relpath(to_path, posixpath.dirname(from_path) or ".")
+
+
+def stage(code: str, build: Path = ROOT / "_build" / "i18n") -> Path:
+    """The folder a translated site builds from: the book's root with its chapters.
+
+    The book's own files (_static, runs, node_modules, _toc.yml) are links, and
+    _config.yml is the English one with this edition's title, Sphinx language
+    and notebook folder.
+    """
+    lang = language(code)
+    if lang.english:
+        raise ValueError("English builds from the book's root, not from a stage")
+    src = build / code / "src"
+    src.mkdir(parents=True, exist_ok=True)
+    links = {"chapters": I18N / code / "chapters", "_static": ROOT / "_static",
+             "runs": ROOT / "runs", "node_modules": ROOT / "node_modules",
+             "_toc.yml": ROOT / "_toc.yml"}
+    for name, target in links.items():
+        link = src / name
+        if link.is_symlink() or link.exists():
+            if link.is_symlink() and Path(os.readlink(link)) == target:
+                continue
+            link.unlink()
+        link.symlink_to(target, target_is_directory=target.is_dir())
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    config["title"] = lang.title
+    config.setdefault("repository", {})["path_to_book"] = f"i18n/{code}"
+    config.setdefault("sphinx", {}).setdefault("config", {})["language"] = lang.sphinx
+    text = yaml.safe_dump(config, allow_unicode=True, sort_keys=False)
+    target = src / "_config.yml"
+    if not target.is_file() or target.read_text() != text:
+        target.write_text(text)
+    return src
+
+
+def report(chapters: Path = CHAPTERS, i18n: Path = I18N) -> dict:
+    """Per edition: translated, lagging and missing chapters."""
+    found = {}
+    for lang in translations():
+        entry = {"translated": [], "lagging": [], "missing": []}
+        for chapter in english_chapters(chapters):
+            if not source(lang.code, chapter, i18n).is_file():
+                entry["missing"].append(chapter)
+                continue
+            entry["translated"].append(chapter)
+            if lags(lang.code, chapter, chapters, i18n):
+                entry["lagging"].append(chapter)
+        found[lang.code] = entry
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m booktools.i18n",
+                                     description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("check", help="structure problems of every translation")
+    s = sub.add_parser("sync", help="write the translated notebooks")
+    s.add_argument("codes", nargs="*")
+    s = sub.add_parser("stamp", help="record that a translation is of today's English")
+    s.add_argument("code")
+    s.add_argument("chapters", nargs="+")
+    sub.add_parser("report", help="translated, lagging and missing pages")
+    sub.add_parser("codes", help="the translated editions' codes, one a line")
+    s = sub.add_parser("stage", help="prepare and print the folder an edition builds from")
+    s.add_argument("code")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "check":
+            problems = [p for lang in translations() for chapter in english_chapters()
+                        for p in structure_problems(lang.code, chapter)]
+            print("\n".join(problems) or "every translation has English's structure")
+            return 1 if problems else 0
+        if args.command == "sync":
+            for path in sync(args.codes):
+                print(f"sync: {path.relative_to(ROOT)}")
+        elif args.command == "stamp":
+            for chapter in args.chapters:
+                if chapter not in english_chapters():
+                    raise ValueError(f"no English chapter {chapter!r}")
+                print(f"stamp: i18n/{args.code}/chapters/{chapter}.md translates "
+                      f"English prose {stamp(args.code, chapter)}")
+        elif args.command == "report":
+            lagging = 0
+            for code, entry in report().items():
+                lagging += len(entry["lagging"])
+                print(f"{code}: {len(entry['translated'])} translated, "
+                      f"{len(entry['lagging'])} behind English "
+                      f"{entry['lagging'] or ''}, {len(entry['missing'])} missing "
+                      f"{entry['missing'] or ''}".replace(" ,", ","))
+            print(f"pages behind their English text: {lagging}")
+        elif args.command == "codes":
+            print("\n".join(lang.code for lang in translations()))
+        elif args.command == "stage":
+            print(stage(args.code))
+    except ValueError as error:
+        print(f"i18n: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
