@@ -363,7 +363,12 @@ def stage(code: str, build: Path = ROOT / "_build" / "i18n") -> Path:
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     config["title"] = lang.title
     config.setdefault("repository", {})["path_to_book"] = f"i18n/{code}"
-    config.setdefault("sphinx", {}).setdefault("config", {})["language"] = lang.sphinx
+    sphinx = config.setdefault("sphinx", {}).setdefault("config", {})
+    sphinx["language"] = lang.sphinx
+    # Words Jupyter Book and myst-nb set in English whatever the language.
+    sphinx.setdefault("html_theme_options", {})["search_bar_text"] = lang.ui["search"]
+    sphinx["nb_code_prompt_show"] = lang.ui["show_code"]
+    sphinx["nb_code_prompt_hide"] = lang.ui["hide_code"]
     text = yaml.safe_dump(config, allow_unicode=True, sort_keys=False)
     target = src / "_config.yml"
     if not target.is_file() or target.read_text() != text:

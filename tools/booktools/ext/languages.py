@@ -10,12 +10,15 @@ language's. This extension adds, on every chapter page:
   has it, and ``x-default`` to English;
 - a switcher above the text, linking those pages;
 - on a translated page whose English prose changed since it was translated,
-  a short banner in its language linking the English page.
+  a short banner in its language linking the English page;
+- a solution's title in the page's language (sphinx-exercise translates
+  "Solution to", not the bare "Solution" of ``solution_follow_exercise``).
 """
 from __future__ import annotations
 
 import html
 
+from docutils import nodes
 from sphinx.application import Sphinx
 
 from booktools import i18n
@@ -58,6 +61,15 @@ def add_editions(app: Sphinx, pagename: str, templatename: str, context: dict,
     context["body"] = top + context["body"]
 
 
+def translate_solution_titles(app: Sphinx, doctree, docname: str) -> None:
+    word = i18n.for_sphinx(app.config.language).ui["solution"]
+    for node in doctree.findall(lambda n: type(n).__name__ == "solution_node"):
+        title = node.children[0] if node.children else None
+        if isinstance(title, nodes.title) and title.astext() == "Solution" and word != "Solution":
+            title.children = [nodes.Text(word)]
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", add_editions)
+    app.connect("doctree-resolved", translate_solution_titles)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}
