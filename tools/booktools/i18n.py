@@ -10,7 +10,8 @@ Two kinds of difference from English, kept apart:
 - *structure* (the code cells with their names and tags, labels, references,
   exercises, the hardware note, the front matter): must equal English's;
   ``structure_problems`` lists what differs, and a test holds it to none. A
-  change of English code is carried over by ``sync``, not by a translator.
+  change of English code is carried over by ``sync`` (``carry_code``), not
+  by a translator.
 - *lag*: a translation records the hash of the English prose it translates
   (``translation: english_prose:`` in its front matter, written by
   ``stamp``). When the English prose changes, the page shows a banner and
@@ -43,7 +44,7 @@ import yaml
 
 __all__ = ["Language", "languages", "language", "for_sphinx", "translations",
            "english_chapters", "source", "notebook", "prose_hash", "recorded_hash",
-           "lags", "stamp", "structure_problems", "build_notebook", "sync",
+           "lags", "stamp", "structure_problems", "build_notebook", "carry_code", "sync",
            "site_path", "alternates", "stage", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -291,29 +292,80 @@ def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Pat
     return built
 
 
+CODE_BLOCK = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n.*?^\1[ \t]*$", re.M | re.S)
+
+
+def _has_texts(cell) -> bool:
+    mystnb = cell.metadata.get("mystnb", {})
+    return bool(mystnb.get("image", {}).get("alt") or mystnb.get("figure", {}).get("caption"))
+
+
+def carry_code(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N) -> str:
+    """The translation's markdown with English's code cells where they differ.
+
+    A translator never edits code: a changed English cell replaces the
+    translation's cell in place. A cell added or removed in English, or a
+    changed cell whose plot has a translated alt text or caption, needs a
+    translator, and raises ValueError saying which.
+    """
+    path = source(code, chapter, i18n)
+    english_text = (chapters / f"{chapter}.md").read_text()
+    text = path.read_text()
+    english_blocks = list(CODE_BLOCK.finditer(english_text))
+    blocks = list(CODE_BLOCK.finditer(text))
+    english_cells = _code_cells(jupytext.reads(english_text, fmt=MD))
+    cells = _code_cells(jupytext.reads(text, fmt=MD))
+    if not (len(english_blocks) == len(english_cells) and len(blocks) == len(cells)):
+        raise ValueError(f"{path}: a code cell is not a plain ```{{code-cell}} block")
+    if len(blocks) != len(english_blocks):
+        raise ValueError(f"{path}: {len(blocks)} code cells, English has "
+                         f"{len(english_blocks)}: place the new or removed cells by hand")
+    for i in reversed(range(len(blocks))):
+        if _code_key(cells[i]) == _code_key(english_cells[i]):
+            continue
+        if _has_texts(english_cells[i]) or _has_texts(cells[i]):
+            raise ValueError(f"{path}: code cell {i} changed in English and has a translated "
+                             "alt text or caption: copy English's cell and translate those")
+        text = text[:blocks[i].start()] + english_blocks[i].group(0) + text[blocks[i].end():]
+    return text
+
+
+def _write(path: Path, write) -> None:
+    """Write a file whole or not at all (a temporary file, then a rename)."""
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=path.suffix,
+                                     delete=False, encoding="utf-8") as tmp:
+        write(tmp)
+    os.replace(tmp.name, path)
+
+
 def sync(codes: list[str] | None = None, chapters: Path = CHAPTERS, i18n: Path = I18N) -> list[Path]:
-    """Write every translated notebook; refuse, writing none, if a translation's code differs."""
+    """Carry English's code into the translations and write their notebooks.
+
+    Refuses, writing nothing, if any translation needs a translator first
+    (carry_code); returns the notebooks written.
+    """
     codes = codes or [lang.code for lang in translations()]
-    built, problems = [], []
+    texts, problems = {}, []
     for code in codes:
         language(code)
         for chapter in english_chapters(chapters):
             if source(code, chapter, i18n).is_file():
                 try:
-                    built.append((notebook(code, chapter, i18n),
-                                  build_notebook(code, chapter, chapters, i18n)))
+                    texts[code, chapter] = carry_code(code, chapter, chapters, i18n)
                 except ValueError as error:
                     problems.append(str(error))
     if problems:
-        raise ValueError("nothing written: the code cells of these translations differ "
-                         "from English's (copy English's code cells into them):\n"
+        raise ValueError("nothing written: these translations need a translator first:\n"
                          + "\n".join(problems))
-    for path, nb in built:
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".ipynb",
-                                         delete=False) as tmp:
-            nbformat.write(nb, tmp)
-        os.replace(tmp.name, path)
-    return [path for path, _ in built]
+    written = []
+    for (code, chapter), text in texts.items():
+        path = source(code, chapter, i18n)
+        if text != path.read_text():
+            _write(path, lambda f: f.write(text))
+        nb = build_notebook(code, chapter, chapters, i18n)
+        _write(notebook(code, chapter, i18n), lambda f: nbformat.write(nb, f))
+        written.append(notebook(code, chapter, i18n))
+    return written
 
 
 # --- the website: one site per edition, _build/html/ and _build/html/<code>/ ---
@@ -426,10 +478,11 @@ def main(argv: list[str] | None = None) -> int:
             lagging = 0
             for code, entry in report().items():
                 lagging += len(entry["lagging"])
+                behind = f" ({', '.join(entry['lagging'])})" if entry["lagging"] else ""
+                missing = f" ({', '.join(entry['missing'])})" if entry["missing"] else ""
                 print(f"{code}: {len(entry['translated'])} translated, "
-                      f"{len(entry['lagging'])} behind English "
-                      f"{entry['lagging'] or ''}, {len(entry['missing'])} missing "
-                      f"{entry['missing'] or ''}".replace(" ,", ","))
+                      f"{len(entry['lagging'])} behind English{behind}, "
+                      f"{len(entry['missing'])} missing{missing}")
             print(f"pages behind their English text: {lagging}")
         elif args.command == "codes":
             print("\n".join(lang.code for lang in translations()))

@@ -1,0 +1,1 @@
+../../../chapters/ddp_train.py

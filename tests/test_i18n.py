@@ -1,0 +1,189 @@
+"""The translated editions (booktools.i18n): English's structure, English's code and
+outputs, and a lag that shows on the page but never fails a test."""
+from __future__ import annotations
+
+import shutil
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+import yaml
+
+from booktools import i18n
+from booktools.ext import languages as ext
+
+EDITIONS = [lang.code for lang in i18n.translations()]
+CHAPTERS = i18n.english_chapters()
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.parametrize("code", EDITIONS)
+def test_translation_has_englishs_structure(code, chapter):
+    """Code cells (source, tags, names), labels, references, exercises and the
+    hardware note as in English, and the notebook in step (booktools.i18n check)."""
+    assert i18n.structure_problems(code, chapter) == []
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.parametrize("code", EDITIONS)
+def test_translated_notebook_has_englishs_code_and_outputs_and_its_own_text(code, chapter):
+    english = nbformat.read(i18n.CHAPTERS / f"{chapter}.ipynb", as_version=4)
+    translated = nbformat.read(i18n.notebook(code, chapter), as_version=4)
+    pairs = list(zip(*[[c for c in nb.cells if c.cell_type == "code"]
+                       for nb in (english, translated)]))
+    assert len(pairs) == sum(c.cell_type == "code" for c in english.cells)
+    for a, b in pairs:
+        assert (b.source, b.outputs, b.metadata.get("tags"), b.metadata.get("name")) == \
+               (a.source, a.outputs, a.metadata.get("tags"), a.metadata.get("name"))
+    prose = [c.source for c in english.cells if c.cell_type == "markdown"]
+    translated_prose = [c.source for c in translated.cells if c.cell_type == "markdown"]
+    assert translated_prose != prose, "the notebook holds the English text"
+    assert translated.metadata.get("colab") == english.metadata.get("colab")
+
+
+@pytest.fixture
+def book(tmp_path):
+    """A copy of devices in English and in zh-CN: (chapters folder, i18n folder)."""
+    chapters, root = tmp_path / "chapters", tmp_path / "i18n"
+    chapters.mkdir()
+    for suffix in (".md", ".ipynb"):
+        shutil.copy(i18n.CHAPTERS / f"devices{suffix}", chapters)
+    shutil.copytree(i18n.I18N / "zh-CN" / "_snippets", root / "zh-CN" / "_snippets")
+    (root / "zh-CN" / "chapters").mkdir(parents=True)
+    for suffix in (".md", ".ipynb"):
+        shutil.copy(i18n.notebook("zh-CN", "devices").with_suffix(suffix),
+                    root / "zh-CN" / "chapters")
+    return chapters, root
+
+
+def _edit(path, old, new):
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1))
+
+
+CODE = "torch.device('cpu'), torch.device('cuda'), torch.device('cuda:1')"
+
+
+def test_an_english_prose_edit_is_a_lag_not_a_structure_problem(book):
+    chapters, root = book
+    assert i18n.structure_problems("zh-CN", "devices", chapters, root) == []
+    assert not i18n.lags("zh-CN", "devices", chapters, root)
+    _edit(chapters / "devices.md", "\n## ", "\nA new English sentence.\n\n## ")
+    assert i18n.lags("zh-CN", "devices", chapters, root)
+    assert i18n.structure_problems("zh-CN", "devices", chapters, root) == []
+    i18n.stamp("zh-CN", "devices", chapters, root)  # the translator caught up
+    assert not i18n.lags("zh-CN", "devices", chapters, root)
+    assert i18n.structure_problems("zh-CN", "devices", chapters, root) == []
+
+
+def test_an_english_code_edit_is_carried_over_by_sync(book):
+    chapters, root = book
+    new = CODE + ", torch.device('meta')"
+    for suffix in (".md", ".ipynb"):  # as refresh.sh would leave them
+        _edit(chapters / f"devices{suffix}", CODE, new)
+    problems = i18n.structure_problems("zh-CN", "devices", chapters, root)
+    assert len(problems) == 1 and "differs from English in its source" in problems[0]
+    assert not i18n.lags("zh-CN", "devices", chapters, root)  # no prose changed
+    heading = next(line for line in i18n.source("zh-CN", "devices", root).read_text().splitlines()
+                   if line.startswith("# "))
+    i18n.sync(["zh-CN"], chapters, root)
+    assert i18n.structure_problems("zh-CN", "devices", chapters, root) == []
+    text = i18n.source("zh-CN", "devices", root).read_text()
+    assert new in text and heading in text  # English's code, the translated text
+
+
+def test_sync_refuses_a_new_english_cell_and_writes_nothing(book):
+    chapters, root = book
+    _edit(chapters / "devices.md", "\n## ", "\n```{code-cell} ipython3\n1 + 1\n```\n\n## ")
+    before = {p: p.read_bytes() for p in (root / "zh-CN" / "chapters").iterdir()}
+    with pytest.raises(ValueError, match="13 code cells|place the new or removed cells"):
+        i18n.sync(["zh-CN"], chapters, root)
+    assert {p: p.read_bytes() for p in (root / "zh-CN" / "chapters").iterdir()} == before
+
+
+@pytest.mark.parametrize("old, new, expected", [
+    ("(devices-choose)=\n", "", "labels differ"),
+    (":name: choose-device", ":name: choose-a-device", "tags, name or options"),
+    ("{ref}`tensors-device`", "{ref}`tensors-copying`", "references differ"),
+    ("<!-- hardware-note:end -->", "!\n<!-- hardware-note:end -->", "hardware-note"),
+    ("gpuType: T4", "gpuType: A100", "front matter differs"),
+])
+def test_structure_problems_name_what_differs(book, old, new, expected):
+    chapters, root = book
+    _edit(i18n.source("zh-CN", "devices", root), old, new)
+    problems = i18n.structure_problems("zh-CN", "devices", chapters, root)
+    assert any(expected in p for p in problems), problems
+
+
+def test_a_stale_translated_notebook_is_found(book):
+    chapters, root = book
+    path = i18n.notebook("zh-CN", "devices", root)
+    nb = nbformat.read(path, as_version=4)
+    next(c for c in nb.cells if c.cell_type == "code" and c.outputs).outputs = []
+    nbformat.write(nb, path)
+    assert any("out of step" in p for p in i18n.structure_problems("zh-CN", "devices", chapters, root))
+
+
+def test_the_editions_file_needs_english_first_and_every_word(tmp_path):
+    english = {"code": "en", "sphinx": "en", "name": "English", "title": "T",
+               "ui": {"switcher": "Other languages", "lag": ""}}
+    other = {"code": "xx", "sphinx": "xx", "name": "X", "title": "T", "ui": {"switcher": "?"}}
+    path = tmp_path / "languages.yml"
+    path.write_text(yaml.safe_dump([english, other]))
+    with pytest.raises(ValueError, match="xx lacks the ui words.*lag"):
+        i18n.languages(path)
+    path.write_text(yaml.safe_dump([other, english]))
+    with pytest.raises(ValueError, match="must be English"):
+        i18n.languages(path)
+
+
+def test_a_stage_links_the_book_and_sets_the_edition(tmp_path):
+    src = i18n.stage("ja", tmp_path)
+    assert i18n.stage("ja", tmp_path) == src  # a second call changes nothing
+    assert (src / "chapters").resolve() == (i18n.I18N / "ja" / "chapters").resolve()
+    assert (src / "runs").resolve() == (i18n.ROOT / "runs").resolve()
+    config = yaml.safe_load((src / "_config.yml").read_text())
+    ja = i18n.language("ja")
+    assert config["sphinx"]["config"]["language"] == ja.sphinx
+    assert config["repository"]["path_to_book"] == "i18n/ja"
+    assert config["title"] == ja.title
+    english = yaml.safe_load((i18n.ROOT / "_config.yml").read_text())
+    assert config["sphinx"]["extra_extensions"] == english["sphinx"]["extra_extensions"]
+    with pytest.raises(ValueError, match="English builds"):
+        i18n.stage("en", tmp_path)
+
+
+def _page(language: str, docname: str = "chapters/devices") -> dict:
+    app = SimpleNamespace(config=SimpleNamespace(language=language))
+    context = {"body": "<h1>x</h1>", "metatags": ""}
+    ext.add_editions(app, docname, "page.html", context, None)
+    return context
+
+
+def test_a_page_declares_its_language_and_links_every_edition(monkeypatch):
+    zh = _page("zh_CN")
+    assert zh["language"] == "zh-CN"
+    for code, url in [("en", "../../chapters/devices.html"), ("zh-CN", "devices.html"),
+                      ("ja", "../../ja/chapters/devices.html"),
+                      ("pt-BR", "../../pt-BR/chapters/devices.html"),
+                      ("x-default", "../../chapters/devices.html")]:
+        assert f'<link rel="alternate" hreflang="{code}" href="{url}">' in zh["metatags"]
+    assert zh["body"].startswith('<nav class="language-switcher"')
+    assert 'lang="zh-CN" aria-current="page"' in zh["body"]
+    assert "translation-lag" not in zh["body"]
+    english = _page("en")
+    assert english["language"] == "en"
+    assert 'href="../ja/chapters/devices.html"' in english["body"]
+    assert _page("ja", "search")["body"] == "<h1>x</h1>"  # not a chapter: unchanged
+
+
+def test_a_lagging_translation_shows_a_banner_in_its_language(monkeypatch):
+    monkeypatch.setattr(i18n, "lags", lambda code, chapter, *a: True)
+    ja = _page("ja")
+    words = i18n.language("ja").ui
+    assert 'class="admonition warning translation-lag"' in ja["body"]
+    assert words["lag"] in ja["body"]
+    assert f'<a href="../../chapters/devices.html" hreflang="en" lang="en">{words["lag_link"]}</a>' \
+        in ja["body"]
+    assert "translation-lag" not in _page("en")["body"]  # English never lags
