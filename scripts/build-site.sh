@@ -45,10 +45,12 @@ if [ "$(cat _build/.ext.sha256 2>/dev/null)" != "$ext_hash" ]; then
   rm -rf _build/html _build/.doctrees _build/i18n
   mkdir -p _build && echo "$ext_hash" > _build/.ext.sha256
 fi
-.venv/bin/jupyter-book build -W -n --keep-going .
-# The editions build side by side (one process each), each from a folder
-# that links the book's files and its own chapters.
-pids=()
+# English and the translated editions build side by side (one process each),
+# an edition from a folder that links the book's files and its own chapters;
+# its site is then copied into the English one's folder.
+mkdir -p _build/i18n
+.venv/bin/jupyter-book build -W -n --keep-going . > _build/i18n/en-build.log 2>&1 &
+pids=("$!:en")
 for code in $(.venv/bin/python -m booktools.i18n codes); do
   src="$(.venv/bin/python -m booktools.i18n stage "$code")"
   .venv/bin/jupyter-book build -W -n --keep-going "$src" --path-output "_build/i18n/$code" \
@@ -58,15 +60,19 @@ done
 failed=0
 for entry in "${pids[@]}"; do
   code="${entry#*:}"
-  if wait "${entry%%:*}"; then
-    rm -rf "_build/html/$code"
-    cp -r "_build/i18n/$code/_build/html" "_build/html/$code"
-  else
+  log="_build/i18n/$code/build.log"
+  [ "$code" = en ] && log=_build/i18n/en-build.log
+  if ! wait "${entry%%:*}"; then
     echo "site: the $code edition failed to build:" >&2
-    tail -n 30 "_build/i18n/$code/build.log" >&2
+    tail -n 30 "$log" >&2
     failed=1
   fi
 done
 [ "$failed" = 0 ] || exit 1
+cat _build/i18n/en-build.log
+for code in $(.venv/bin/python -m booktools.i18n codes); do
+  rm -rf "_build/html/$code"
+  cp -r "_build/i18n/$code/_build/html" "_build/html/$code"
+done
 echo "$inputs_hash" > "$stamp"
 echo "site: open $root/_build/html/index.html"

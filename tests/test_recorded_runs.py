@@ -449,7 +449,7 @@ def _tabs_of(document, run, srcdir, nb, chapter):
     (srcdir / "chapters").mkdir(exist_ok=True)
     nbformat.write(nb, srcdir / "chapters" / f"{chapter}.ipynb")
     app = SimpleNamespace(recorded_runs=[run], recorded_runs_images=str(srcdir / "images"),
-                          srcdir=str(srcdir))
+                          srcdir=str(srcdir), config=SimpleNamespace(language="en"))
     document.settings.env = SimpleNamespace(app=app, docname=f"chapters/{chapter}",
                                             note_dependency=lambda path: None)
     ext.RecordedRunsTransform(document).apply()

@@ -71,27 +71,39 @@ def test_edition_searches_in_its_language(built_site, code):
 
 
 class PhoneVisit:
-    """One page load at 390 px: console errors, failed or outside requests, and
-    what SWITCHER reads; lighter than test_site_browser's Visit (no folds
-    opened, no page weight), which the English pages get."""
+    """One page load at 390 px, in the one tab this module navigates: console
+    errors, failed or outside requests, and what SWITCHER reads. Lighter than
+    test_site_browser's Visit (no folds opened, no page weight), which the
+    English pages get."""
 
-    def __init__(self, context, url: str, screenshot):
+    def __init__(self, tab, url: str, screenshot):
         self.console, self.failed, self.external = [], [], []
-        page = context.new_page()
-        page.route("**/*", lambda route: route.continue_()
-                   if urlsplit(route.request.url).hostname == "127.0.0.1"
-                   or route.request.url.startswith(("data:", "blob:"))
-                   else (self.external.append(route.request.url), route.abort("blockedbyclient")))
-        page.on("console", lambda m: m.type == "error" and self.console.append(m.text))
-        page.on("pageerror", lambda e: self.console.append(f"uncaught: {e}"))
-        page.on("requestfailed", lambda r: r.url not in self.external
-                and self.failed.append(f"{r.url}: {r.failure}"))
-        page.on("response", lambda r: r.status >= 400 and self.failed.append(f"{r.status} {r.url}"))
-        page.goto(url, wait_until="load")
-        self.data = page.evaluate(SWITCHER)
+        tab.visit = self
+        tab.goto(url, wait_until="load")
+        self.data = tab.evaluate(SWITCHER)
         screenshot.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(screenshot), quality=85)
-        page.close()
+        tab.screenshot(path=str(screenshot), quality=85)
+
+
+def _open_tab(context):
+    """A tab that reports what happens in it to the PhoneVisit loading it (tab.visit)."""
+    tab = context.new_page()
+
+    def route(route):
+        url = route.request.url
+        if urlsplit(url).hostname == "127.0.0.1" or url.startswith(("data:", "blob:")):
+            route.continue_()
+        else:
+            tab.visit.external.append(url)
+            route.abort("blockedbyclient")
+
+    tab.route("**/*", route)
+    tab.on("console", lambda m: m.type == "error" and tab.visit.console.append(m.text))
+    tab.on("pageerror", lambda e: tab.visit.console.append(f"uncaught: {e}"))
+    tab.on("requestfailed", lambda r: r.url not in tab.visit.external
+           and tab.visit.failed.append(f"{r.url}: {r.failure}"))
+    tab.on("response", lambda r: r.status >= 400 and tab.visit.failed.append(f"{r.status} {r.url}"))
+    return tab
 
 
 @pytest.fixture(scope="module")
@@ -102,13 +114,14 @@ def phone_visits(site_url):
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
                                              args=CHROMIUM_ARGS, headless=True)
         context = new_context(browser, PHONE)
+        tab = _open_tab(context)
         loaded = {}
 
         def get(code: str, page: str) -> PhoneVisit:
             if (code, page) not in loaded:
                 shot = SCREENSHOTS / f"{code}__{page.replace('/', '__')}__{PHONE}px.jpg"
                 loaded[code, page] = PhoneVisit(
-                    context, f"{site_url}/{i18n.site_path(code, page)}", shot)
+                    tab, f"{site_url}/{i18n.site_path(code, page)}", shot)
             return loaded[code, page]
 
         yield get
