@@ -45,6 +45,7 @@ import yaml
 __all__ = ["Language", "languages", "language", "for_sphinx", "translations",
            "english_chapters", "source", "notebook", "prose_hash", "recorded_hash",
            "lags", "stamp", "structure_problems", "build_notebook", "carry_code", "sync",
+           "cjk_line_breaks", "join_cjk_lines",
            "site_path", "alternates", "stage", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -328,6 +329,46 @@ def carry_code(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = 
                              "alt text or caption: copy English's cell and translate those")
         text = text[:blocks[i].start()] + english_blocks[i].group(0) + text[blocks[i].end():]
     return text
+
+
+# Chinese and Japanese characters and punctuation: a line break between two of
+# them shows as a space in the browser, where the text has none.
+CJK = "\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
+CJK_BREAK = re.compile(rf"(?<=[{CJK}])\n(?=[{CJK}])")
+
+
+def _prose_spans(text: str):
+    """(start, end) of the text outside front matter, code blocks and HTML comments."""
+    skip = [m.span() for m in FRONT.finditer(text)]
+    skip += [m.span() for m in re.finditer(r"^(`{3,})\{?[\w-]*.*?^\1[ \t]*$", text, re.M | re.S)
+             if not re.match(r"`{3,}\{(?!code-cell)", m.group(0))]
+    skip += [m.span() for m in re.finditer(r"<!--.*?-->", text, re.S)]
+    start = 0
+    for a, b in sorted(skip):
+        if a > start:
+            yield start, a
+        start = max(start, b)
+    yield start, len(text)
+
+
+def cjk_line_breaks(text: str) -> list[str]:
+    """The lines of prose that end between two CJK characters (shown as a stray space)."""
+    found = []
+    for a, b in _prose_spans(text):
+        for match in CJK_BREAK.finditer(text, a, b):
+            line = text.rfind("\n", 0, match.start()) + 1
+            found.append(text[line:match.start()].strip()[-30:])
+    return found
+
+
+def join_cjk_lines(text: str) -> str:
+    """The text with every line break between two CJK characters of prose removed."""
+    parts, last = [], 0
+    for a, b in _prose_spans(text):
+        parts.append(text[last:a])
+        parts.append(CJK_BREAK.sub("", text[a:b]))
+        last = b
+    return "".join(parts) + text[last:]
 
 
 def _write(path: Path, write) -> None:
