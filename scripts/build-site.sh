@@ -45,34 +45,29 @@ if [ "$(cat _build/.ext.sha256 2>/dev/null)" != "$ext_hash" ]; then
   rm -rf _build/html _build/.doctrees _build/i18n
   mkdir -p _build && echo "$ext_hash" > _build/.ext.sha256
 fi
-# English and the translated editions build side by side (one process each),
-# an edition from a folder that links the book's files and its own chapters;
-# its site is then copied into the English one's folder.
-mkdir -p _build/i18n
-.venv/bin/jupyter-book build -W -n --keep-going . > _build/i18n/en-build.log 2>&1 &
+# English and the translated editions build side by side (one process each).
+# An edition builds from a folder that links the book's files and its own
+# chapters (booktools.i18n stage), straight into _build/html/<code>/ (its
+# output folder is a link there).
+mkdir -p _build/i18n _build/html
+.venv/bin/jupyter-book build -W -n --keep-going . > _build/i18n/en.log 2>&1 &
 pids=("$!:en")
-for code in $(.venv/bin/python -m booktools.i18n codes); do
-  src="$(.venv/bin/python -m booktools.i18n stage "$code")"
+while IFS=$'\t' read -r code src; do
+  mkdir -p "_build/i18n/$code/_build" "_build/html/$code"
+  ln -sfn "$root/_build/html/$code" "_build/i18n/$code/_build/html"
   .venv/bin/jupyter-book build -W -n --keep-going "$src" --path-output "_build/i18n/$code" \
-    > "_build/i18n/$code/build.log" 2>&1 &
+    > "_build/i18n/$code.log" 2>&1 &
   pids+=("$!:$code")
-done
+done < <(.venv/bin/python -m booktools.i18n stage)
 failed=0
 for entry in "${pids[@]}"; do
-  code="${entry#*:}"
-  log="_build/i18n/$code/build.log"
-  [ "$code" = en ] && log=_build/i18n/en-build.log
   if ! wait "${entry%%:*}"; then
-    echo "site: the $code edition failed to build:" >&2
-    tail -n 30 "$log" >&2
+    echo "site: the ${entry#*:} edition failed to build:" >&2
+    tail -n 30 "_build/i18n/${entry#*:}.log" >&2
     failed=1
   fi
 done
 [ "$failed" = 0 ] || exit 1
-cat _build/i18n/en-build.log
-for code in $(.venv/bin/python -m booktools.i18n codes); do
-  rm -rf "_build/html/$code"
-  cp -r "_build/i18n/$code/_build/html" "_build/html/$code"
-done
+cat _build/i18n/en.log
 echo "$inputs_hash" > "$stamp"
 echo "site: open $root/_build/html/index.html"

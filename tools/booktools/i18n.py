@@ -21,7 +21,7 @@ Two kinds of difference from English, kept apart:
     python -m booktools.i18n sync [CODE ...]   # write the translated notebooks
     python -m booktools.i18n stamp CODE CHAPTER [CHAPTER ...]
     python -m booktools.i18n report           # translated, lagging and missing pages
-    python -m booktools.i18n stage CODE       # the folder a translated site builds from
+    python -m booktools.i18n stage [CODE ...] # the folders translated sites build from
 """
 from __future__ import annotations
 
@@ -497,8 +497,9 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("chapters", nargs="+")
     sub.add_parser("report", help="translated, lagging and missing pages")
     sub.add_parser("codes", help="the translated editions' codes, one a line")
-    s = sub.add_parser("stage", help="prepare and print the folder an edition builds from")
-    s.add_argument("code")
+    s = sub.add_parser("stage", help="prepare the folders editions build from; "
+                       "print CODE<TAB>FOLDER a line (every edition without CODEs)")
+    s.add_argument("codes", nargs="*")
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
@@ -528,7 +529,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "codes":
             print("\n".join(lang.code for lang in translations()))
         elif args.command == "stage":
-            print(stage(args.code))
+            for code in args.codes or [lang.code for lang in translations()]:
+                print(f"{code}\t{stage(code)}")
     except ValueError as error:
         print(f"i18n: {error}", file=sys.stderr)
         return 2
