@@ -26,13 +26,12 @@ SITE_TESTS = (ROOT / "tests" / "test_site_build.py", ROOT / "tests" / "browser")
 # fill the gaps at the end instead of one worker running a long file alone
 # while the other idles. The launcher's tests come first: they mostly wait for
 # processes and time limits, and the site build (pytest_sessionstart) fills
-# that time; the checks of the built site follow (they wait for the build if
-# it has not ended). The site checks come before the notebooks so that
-# chapters/distributed.ipynb, which also starts several processes, rarely
-# runs beside tests/distributed. A file takes the place of the longest prefix
-# it has.
-_FIRST_TO_LAST = ("tests/distributed/", "tests/unit/test_launch.py",
-                  "tests/browser/test_site_browser.py", "tests/browser/", "chapters/")
+# that time. The notebooks follow, then the checks of the built site, which
+# by then has been built; chapters/distributed.ipynb, which also starts
+# several processes, comes after those, so that it rarely runs beside
+# tests/distributed. A file takes the place of the longest prefix it has.
+_FIRST_TO_LAST = ("tests/distributed/", "tests/unit/test_launch.py", "chapters/",
+                  "tests/browser/", "chapters/distributed.ipynb")
 
 
 def _rank(item) -> int:
