@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import tempfile
-import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -16,30 +14,25 @@ BUILD = ROOT / "_build"
 HTML = BUILD / "html"
 BUILD_LOG = BUILD / "site-build.log"  # the site build of this test run: exit code, then output
 BUILD_TIMEOUT = 600  # seconds; the build executes nothing
-_BUILD_THREAD = pytest.StashKey[threading.Thread]()
-_BUILD_RESULT = pytest.StashKey[tuple]()
 # The tests that read the built site (a run that selects none builds nothing).
 SITE_TESTS = (ROOT / "tests" / "test_site_build.py", ROOT / "tests" / "browser")
 
 # The order in which the xdist workers get the test files (--no-loadscope-reorder
 # in pyproject.toml keeps it): long ones first, so that the short unit tests
 # fill the gaps at the end instead of one worker running a long file alone
-# while the other idles. The launcher's tests come first: they mostly wait for
-# processes and time limits, and the site build (pytest_sessionstart) fills
-# that time. The notebooks follow, then the checks of the built site, which
-# by then has been built; chapters/distributed.ipynb, which also starts
-# several processes, comes after those, so that it rarely runs beside
-# tests/distributed. A file takes the place of the longest prefix it has.
-_FIRST_TO_LAST = ("tests/distributed/", "tests/unit/test_launch.py", "chapters/",
-                  "tests/browser/", "chapters/distributed.ipynb")
+# while the other idles. The launcher's unit tests come early: they mostly
+# wait for time limits, which costs nothing beside busy files. The site
+# checks come before the notebooks so that chapters/distributed.ipynb, which
+# also starts several processes, rarely runs beside tests/distributed.
+_FIRST_TO_LAST = ("tests/distributed/", "tests/unit/test_launch.py", "tests/browser/",
+                  "chapters/")
 
 
 def _rank(item) -> int:
     path = item.nodeid.split("::", 1)[0]
-    matches = [(len(prefix), rank) for rank, prefix in enumerate(_FIRST_TO_LAST)
-               if path.startswith(prefix)]
-    if matches:
-        return max(matches)[1]
+    for rank, prefix in enumerate(_FIRST_TO_LAST):
+        if path.startswith(prefix):
+            return rank
     return len(_FIRST_TO_LAST) + path.startswith("tests/unit/")
 
 
@@ -69,66 +62,33 @@ def _selects_site_tests(config) -> bool:
 
 
 def pytest_sessionstart(session):
-    """Start building the site (before xdist's workers start) while the first tests run.
+    """Build the site, as its own step, before any test runs (and before xdist's workers start).
 
     Only the main process builds, and only when the run includes tests of
-    the built site; it runs the README's command in the background and, when
-    it ends, writes its exit code and output to _build/site-build.log, which
-    the tests of the site wait for (a failed build fails them, with its
-    output). The test files are ordered (_FIRST_TO_LAST) so that those tests
-    come after the launcher's and most notebooks', which leave the cores idle
-    part of the time: the build fills that time.
+    the built site; it runs the README's command and keeps its exit code and
+    output in _build/site-build.log for those tests (a failed build fails
+    them, with its output).
     """
     config = session.config
     if hasattr(config, "workerinput") or not _selects_site_tests(config):
         return
-    BUILD.mkdir(exist_ok=True)
-    BUILD_LOG.unlink(missing_ok=True)  # the tests wait for this run's log
     began = time.monotonic()
-    output = tempfile.TemporaryFile("w+")
-    proc = subprocess.Popen(["bash", "scripts/build-site.sh"], cwd=ROOT, stdout=output,
-                            stderr=subprocess.STDOUT, text=True)
-
-    def finish():
-        try:
-            code = proc.wait(timeout=BUILD_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            code = proc.wait()
-        output.seek(0)
-        partial = BUILD_LOG.with_suffix(".partial")
-        partial.write_text(f"{code}\n{output.read()}")
-        partial.replace(BUILD_LOG)  # whole or not at all: a reader never sees half
-        config.stash[_BUILD_RESULT] = (code, time.monotonic() - began)
-
-    thread = threading.Thread(target=finish, daemon=True)
-    thread.start()
-    config.stash[_BUILD_THREAD] = thread
-
-
-def pytest_sessionfinish(session):
-    """Wait for the build (it never outlives the run) and say how it went."""
-    thread = session.config.stash.get(_BUILD_THREAD, None)
-    if thread is None:
-        return
-    thread.join()
-    code, seconds = session.config.stash[_BUILD_RESULT]
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    proc = subprocess.run(["bash", "scripts/build-site.sh"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=BUILD_TIMEOUT)
+    BUILD.mkdir(exist_ok=True)
+    BUILD_LOG.write_text(f"{proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
-        verdict = "built" if code == 0 else f"FAILED (exit {code})"
-        reporter.write_line(f"site: {verdict} in {seconds:.1f} s, beside the first tests "
+        verdict = "built" if proc.returncode == 0 else f"FAILED (exit {proc.returncode})"
+        reporter.write_line(f"site: {verdict} in {time.monotonic() - began:.1f} s "
                             "(bash scripts/build-site.sh; output in _build/site-build.log)")
 
 
 @pytest.fixture(scope="session")
 def site_build() -> subprocess.CompletedProcess:
     """The site build of this test run (pytest_sessionstart): exit code and output."""
-    deadline = time.monotonic() + BUILD_TIMEOUT + 60
-    while not BUILD_LOG.is_file():
-        if time.monotonic() > deadline:
-            pytest.fail("the site build of this run never ended (pytest_sessionstart)",
-                        pytrace=False)
-        time.sleep(0.2)
+    if not BUILD_LOG.is_file():
+        pytest.fail("the site was not built before the tests (pytest_sessionstart)", pytrace=False)
     code, _, output = BUILD_LOG.read_text().partition("\n")
     return subprocess.CompletedProcess(["bash", "scripts/build-site.sh"], int(code), output, "")
 
