@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 MARKDOWNS = notebooks.chapter_markdowns()
 NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
-SNIPPET = ROOT / "chapters" / "_snippets" / "hardware-note.md"
-NOTE = re.compile(r"<!-- hardware-note:start -->\n(.*?)<!-- hardware-note:end -->", re.S)
+SNIPPET = notebooks.SNIPPET
+NOTE = notebooks.HARDWARE_NOTE
 
 
 def ids(paths):

@@ -11,14 +11,13 @@ from __future__ import annotations
 import dataclasses
 import html
 import re
-from urllib.parse import urlsplit
 
 import pytest
 
 from booktools import i18n
 from booktools.book import ROOT, book_config, repository, toc_pages
 from test_site_browser import (CHROMIUM, CHROMIUM_ARGS, PHONE, SCREENSHOTS, new_context,
-                               sync_api)
+                               on_this_machine, sync_api)
 
 CHAPTERS = [page for page in toc_pages() if i18n.alternates(page)]
 EDITIONS = i18n.translations()
@@ -90,11 +89,10 @@ def _open_tab(context):
     tab = context.new_page()
 
     def route(route):
-        url = route.request.url
-        if urlsplit(url).hostname == "127.0.0.1" or url.startswith(("data:", "blob:")):
+        if on_this_machine(route.request.url):
             route.continue_()
         else:
-            tab.visit.external.append(url)
+            tab.visit.external.append(route.request.url)
             route.abort("blockedbyclient")
 
     tab.route("**/*", route)

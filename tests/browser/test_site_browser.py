@@ -105,6 +105,11 @@ COLLECT = r"""async () => {
 }"""
 
 
+def on_this_machine(url: str) -> bool:
+    """Whether a page may load this URL: the test's own server, or inline data."""
+    return urlsplit(url).hostname == "127.0.0.1" or url.startswith(("data:", "blob:"))
+
+
 def new_context(browser, width: int = WIDE):
     """A browser context (a private window) at that width."""
     return browser.new_context(viewport={"width": width, "height": 900 if width > PHONE else 844},
@@ -185,7 +190,7 @@ class Visit:
 
     def _only_this_machine(self, route):
         url = route.request.url
-        if urlsplit(url).hostname == "127.0.0.1" or url.startswith(("data:", "blob:")):
+        if on_this_machine(url):
             route.continue_()
         else:
             self.external.append(url)

@@ -23,8 +23,8 @@ What is prose: the markdown of chapters/NAME.md without its YAML front matter,
 code cells, code blocks, display math, labels and comments; inline code, inline
 math and link targets are blanked (so a number there is never a figure; only a
 number that ends inline math before a unit, "$\\ell \\approx 14$ µs", is), but
-directive titles, exercises, solutions, admonitions and the alt texts of code
-cells' images are prose. Paragraphs end at blank lines, list items, headings
+directive titles (not a label or path argument), exercises, solutions,
+admonitions and the alt texts of code cells' images are prose. Paragraphs end at blank lines, list items, headings
 and fences (a table is one paragraph); sentences end at ".", "!" or "?" before a space and a
 character that is not a lower-case letter (not after "e.g." and the like).
 
@@ -178,6 +178,9 @@ _FENCE = re.compile(r"^\s*(?P<fence>`{3,}|~{3,}|:{3,})\s*"
                     r"(?P<info>\{[\w-]+\}|[\w-]*)\s*(?P<arg>.*)$")
 _CODE_INFOS = {"", "{code-cell}", "{code-block}", "{code}", "{sourcecode}", "{math}",
                "{raw}", "{eval-rst}", "{literalinclude}", "{mermaid}"}
+# Directives whose argument is a label or a path, not a title to read.
+_ARGUMENT_NOT_PROSE = {"{solution-start}", "{solution-end}", "{figure}", "{image}",
+                       "{include}"}
 _NEW_BLOCK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s|^\s*#{1,6}\s")
 _SKIP_LINE = re.compile(r"^\s*(?:\(.+\)=\s*$|\+\+\+|<!--.*-->\s*$)")
 
@@ -259,7 +262,7 @@ def prose_paragraphs(markdown: str) -> list:
                 paragraphs.extend(Paragraph(text, _mask(text), [(0, at)]) for at, text
                                   in _alt_texts(lines[header_start:j], header_start + 1))
             elif not is_code:
-                if fence["arg"]:  # a directive's title is prose
+                if fence["arg"] and info not in _ARGUMENT_NOT_PROSE:  # a title is prose
                     add(number, fence["arg"])
                     flush()
                 while i < len(lines) and re.match(r"^\s*:[\w-]+:", lines[i]):

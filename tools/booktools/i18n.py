@@ -42,6 +42,10 @@ import jupytext
 import nbformat
 import yaml
 
+from booktools import notebooks
+from booktools.gpu_figures import prose_paragraphs
+from booktools.runs import code_cells
+
 __all__ = ["Language", "languages", "language", "for_sphinx", "translations",
            "english_chapters", "source", "notebook", "prose_hash", "recorded_hash",
            "lags", "stamp", "structure_problems", "build_notebook", "carry_code", "sync",
@@ -53,8 +57,8 @@ CHAPTERS = ROOT / "chapters"
 I18N = ROOT / "i18n"
 LANGUAGES_FILE = I18N / "languages.yml"
 RECORD = "translation"           # the front-matter key of a translation's record
-SNIPPET = Path("_snippets") / "hardware-note.md"
-NOTE = re.compile(r"<!-- hardware-note:start -->\n(.*?)<!-- hardware-note:end -->", re.S)
+SNIPPET = notebooks.SNIPPET.relative_to(CHAPTERS)  # an edition's: i18n/<code>/_snippets/...
+NOTE = notebooks.HARDWARE_NOTE
 FRONT = re.compile(r"\A---\n(.*?\n)---\n", re.S)
 LABEL = re.compile(r"^\(([\w-]+)\)=\s*$", re.M)
 DIRECTIVE_LABEL = re.compile(r"^:label:\s*(\S+)\s*$", re.M)
@@ -136,24 +140,10 @@ def _front_matter(text: str) -> dict:
     return yaml.safe_load(match.group(1)) if match else {}
 
 
-def _prose_cells(nb) -> list[str]:
-    """What a reader reads of a notebook: markdown cells, and plots' alt text and captions."""
-    found = []
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            found.append(cell.source)
-        elif cell.cell_type == "code":
-            mystnb = cell.metadata.get("mystnb", {})
-            found += [str(mystnb.get("image", {}).get("alt", "")),
-                      str(mystnb.get("figure", {}).get("caption", ""))]
-    return found
-
-
 def prose_hash(markdown: str) -> str:
-    """A short hash of a page's prose (code cells aside), to tell what a translation is of."""
-    nb = jupytext.reads(markdown, fmt=MD)
-    text = "\n\x00\n".join(re.sub(r"[ \t]+$", "", s, flags=re.M).strip()
-                           for s in _prose_cells(nb))
+    """A short hash of a page's prose (booktools.gpu_figures.prose_paragraphs: alt
+    texts included, code, labels and options not), to tell what a translation is of."""
+    text = "\n".join(paragraph.text for paragraph in prose_paragraphs(markdown))
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -182,10 +172,6 @@ def stamp(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N)
     return digest
 
 
-def _code_cells(nb) -> list:
-    return [c for c in nb.cells if c.cell_type == "code"]
-
-
 def _code_key(cell) -> tuple:
     """What a translation keeps of a code cell: source, and metadata but mystnb's texts."""
     metadata = {k: v for k, v in cell.metadata.items() if k != "mystnb"}
@@ -196,7 +182,7 @@ def _code_key(cell) -> tuple:
 
 
 def _code_problems(english, translated, where: str) -> list[str]:
-    a, b = _code_cells(english), _code_cells(translated)
+    a, b = code_cells(english), code_cells(translated)
     if len(a) != len(b):
         return [f"{where}: {len(b)} code cells, English has {len(a)}"]
     problems = []
@@ -218,11 +204,16 @@ def _markers(text: str) -> dict:
     }
 
 
+def _shown(path: Path, i18n: Path) -> str:
+    """A path as messages show it: from the book's root where it is inside."""
+    return str(path.relative_to(i18n.parent) if path.is_relative_to(i18n.parent) else path)
+
+
 def structure_problems(code: str, chapter: str, chapters: Path = CHAPTERS,
                        i18n: Path = I18N) -> list[str]:
     """Where a translation's structure differs from English's (empty: none)."""
     path = source(code, chapter, i18n)
-    where = str(path.relative_to(i18n.parent)) if path.is_relative_to(i18n.parent) else str(path)
+    where = _shown(path, i18n)
     if not path.is_file():
         return [f"{where}: missing (English has chapters/{chapter}.md)"]
     english_text = (chapters / f"{chapter}.md").read_text()
@@ -233,10 +224,11 @@ def structure_problems(code: str, chapter: str, chapters: Path = CHAPTERS,
     if front != _front_matter(english_text):
         problems.append(f"{where}: front matter differs from English's "
                         f"(beyond its `{RECORD}` record)")
+    english_markers = _markers(english_text)
     for kind, found in _markers(text).items():
-        if found != _markers(english_text)[kind]:
+        if found != english_markers[kind]:
             problems.append(f"{where}: {kind} differ from English's: "
-                            f"{sorted(set(map(str, found)) ^ set(map(str, _markers(english_text)[kind])))}")
+                            f"{sorted(set(map(str, found)) ^ set(map(str, english_markers[kind])))}")
     problems += _note_problems(code, text, english_text, where, i18n)
     ipynb = notebook(code, chapter, i18n)
     if not problems:
@@ -244,7 +236,7 @@ def structure_problems(code: str, chapter: str, chapters: Path = CHAPTERS,
             problems.append(f"{where}: no notebook (python -m booktools.i18n sync {code})")
         elif _notebook_key(nbformat.read(ipynb, as_version=4)) != _notebook_key(
                 build_notebook(code, chapter, chapters, i18n)):
-            problems.append(f"{ipynb.relative_to(i18n.parent) if ipynb.is_relative_to(i18n.parent) else ipynb}: "
+            problems.append(f"{_shown(ipynb, i18n)}: "
                             f"out of step with its .md or the English notebook "
                             f"(python -m booktools.i18n sync {code})")
     return problems
@@ -277,7 +269,7 @@ def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Pat
     if problems:
         raise ValueError("\n".join(problems))
     built = nbformat.v4.new_notebook(metadata=copy.deepcopy(english.metadata))
-    english_code = iter(_code_cells(english))
+    english_code = iter(code_cells(english))
     for cell in translated.cells:
         if cell.cell_type == "code":
             done = copy.deepcopy(next(english_code))
@@ -314,8 +306,8 @@ def carry_code(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = 
     text = path.read_text()
     english_blocks = list(CODE_BLOCK.finditer(english_text))
     blocks = list(CODE_BLOCK.finditer(text))
-    english_cells = _code_cells(jupytext.reads(english_text, fmt=MD))
-    cells = _code_cells(jupytext.reads(text, fmt=MD))
+    english_cells = code_cells(jupytext.reads(english_text, fmt=MD))
+    cells = code_cells(jupytext.reads(text, fmt=MD))
     if not (len(english_blocks) == len(english_cells) and len(blocks) == len(cells)):
         raise ValueError(f"{path}: a code cell is not a plain ```{{code-cell}} block")
     if len(blocks) != len(english_blocks):
@@ -333,42 +325,35 @@ def carry_code(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = 
 
 # Chinese and Japanese characters and punctuation: a line break between two of
 # them shows as a space in the browser, where the text has none.
-CJK = "\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
-CJK_BREAK = re.compile(rf"(?<=[{CJK}])\n(?=[{CJK}])")
+CJK = re.compile("[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 
 
-def _prose_spans(text: str):
-    """(start, end) of the text outside front matter, code blocks and HTML comments."""
-    skip = [m.span() for m in FRONT.finditer(text)]
-    skip += [m.span() for m in re.finditer(r"^(`{3,})\{?[\w-]*.*?^\1[ \t]*$", text, re.M | re.S)
-             if not re.match(r"`{3,}\{(?!code-cell)", m.group(0))]
-    skip += [m.span() for m in re.finditer(r"<!--.*?-->", text, re.S)]
-    start = 0
-    for a, b in sorted(skip):
-        if a > start:
-            yield start, a
-        start = max(start, b)
-    yield start, len(text)
+def _cjk_breaks(text: str) -> list[int]:
+    """Numbers (from 1) of the prose lines that end between two CJK characters."""
+    lines = text.splitlines()
+    found = []
+    for paragraph in prose_paragraphs(text):
+        numbers = [number for _, number in paragraph.starts]
+        for this, following in zip(numbers, numbers[1:]):
+            end, start = lines[this - 1].rstrip(), lines[following - 1].lstrip()
+            if following == this + 1 and end and start and CJK.match(end[-1]) \
+                    and CJK.match(start[0]):
+                found.append(this)
+    return found
 
 
 def cjk_line_breaks(text: str) -> list[str]:
     """The lines of prose that end between two CJK characters (shown as a stray space)."""
-    found = []
-    for a, b in _prose_spans(text):
-        for match in CJK_BREAK.finditer(text, a, b):
-            line = text.rfind("\n", 0, match.start()) + 1
-            found.append(text[line:match.start()].strip()[-30:])
-    return found
+    lines = text.splitlines()
+    return [lines[number - 1].strip()[-30:] for number in _cjk_breaks(text)]
 
 
 def join_cjk_lines(text: str) -> str:
     """The text with every line break between two CJK characters of prose removed."""
-    parts, last = [], 0
-    for a, b in _prose_spans(text):
-        parts.append(text[last:a])
-        parts.append(CJK_BREAK.sub("", text[a:b]))
-        last = b
-    return "".join(parts) + text[last:]
+    lines = text.splitlines(keepends=True)
+    for number in reversed(_cjk_breaks(text)):
+        lines[number - 1:number + 1] = [lines[number - 1].rstrip() + lines[number].lstrip()]
+    return "".join(lines)
 
 
 def _write(path: Path, write) -> None:

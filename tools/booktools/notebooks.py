@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -19,11 +20,16 @@ from jupytext.compare import compare_notebooks
 from nbclient import NotebookClient
 from booktools.runs import strip_volatile  # one definition of a clean stored notebook
 
-__all__ = ["refresh", "pair_problem", "pair_problems", "chapter_markdowns"]
+__all__ = ["refresh", "pair_problem", "pair_problems", "chapter_markdowns", "HARDWARE_NOTE",
+           "SNIPPET"]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/notebooks.py in a checkout
 CHAPTERS = ROOT / "chapters"
 TIMEOUT = 300  # seconds per cell
+# The first chapter holds the full hardware note; every other chapter pastes
+# the one-line snippet between these markers (a translation, its own snippet).
+HARDWARE_NOTE = re.compile(r"<!-- hardware-note:start -->\n(.*?)<!-- hardware-note:end -->", re.S)
+SNIPPET = CHAPTERS / "_snippets" / "hardware-note.md"
 
 
 def chapter_markdowns() -> list[Path]:

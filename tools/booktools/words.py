@@ -1,10 +1,12 @@
 """Words of prose in the chapters, against the limits in pyproject.toml.
 
-What counts: the text of ``chapters/*.md`` a reader reads as prose, headings,
-lists, tables, admonitions, exercises and solutions included. What does not:
-the front matter, code cells and other code blocks, math blocks, HTML
-comments, ``(label)=`` lines, directive options (``:name: x``) and a token
-without a letter or digit (a bare ``|`` or ``-``).
+What counts is the prose that booktools.gpu_figures reads
+(``prose_paragraphs``): the text of ``chapters/*.md`` a reader reads,
+headings, lists, tables, admonitions, exercises, solutions and plots' alt
+texts included; not the front matter, code cells and other code blocks, math
+blocks, HTML comments, ``(label)=`` lines, directive options and label
+arguments. A word is a whitespace-separated token with a letter or digit (not
+a bare ``|`` or ``-``).
 
     python -m booktools.words        # a table, and an exit status of 1 over a limit
 """
@@ -17,57 +19,19 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Limit", "count_words", "prose", "limits", "over_limits", "main"]
+from booktools.gpu_figures import prose_paragraphs
+
+__all__ = ["Limit", "count_words", "limits", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ROOT / "chapters"
-FENCE = re.compile(r"^(`{3,}|~{3,})\s*(\S*)")
-OPTION = re.compile(r"^:[\w-]+:")
-LABEL = re.compile(r"^\([\w-]+\)=\s*$")
 WORD = re.compile(r"\w")
-# Directives whose argument is a label or a path, not a title.
-UNTITLED = ("{solution-start}", "{solution-end}", "{figure}", "{image}", "{include}")
-
-
-def prose(text: str) -> str:
-    """The prose of one MyST markdown page (see the module's docstring)."""
-    text = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)
-    text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
-    kept, fences = [], []  # fences: stack of (marker, is_code)
-    in_math = in_options = False
-    for line in text.splitlines():
-        stripped = line.strip()
-        match = FENCE.match(stripped)
-        if match and fences and stripped == fences[-1][0]:
-            fences.pop()
-            in_options = False
-            continue
-        if match and not (fences and fences[-1][1]):
-            info = match.group(2)
-            fences.append((match.group(1), not info.startswith("{")
-                           or info.startswith("{code-cell}")))
-            if not fences[-1][1] and info not in UNTITLED:
-                kept.append(stripped[len(match.group(0)):])  # a directive's title
-            in_options = not fences[-1][1]
-            continue
-        if fences and fences[-1][1]:
-            continue
-        if stripped == "$$":
-            in_math = not in_math
-            continue
-        if in_math or LABEL.match(stripped):
-            continue
-        if in_options:  # a directive's ":key: value" lines, or a --- block
-            if OPTION.match(stripped):
-                continue
-            in_options = False
-        kept.append(line)
-    return "\n".join(kept)
 
 
 def count_words(text: str) -> int:
     """Words of prose in one page's MyST markdown."""
-    return sum(1 for token in prose(text).split() if WORD.search(token))
+    return sum(1 for paragraph in prose_paragraphs(text) for token in paragraph.text.split()
+               if WORD.search(token))
 
 
 @dataclass(frozen=True)
@@ -94,12 +58,6 @@ def limits(pyproject: Path = ROOT / "pyproject.toml",
             raise ValueError(f"word limit {name!r} names missing chapters: {missing}")
         found.append(Limit(name, names, int(entry["limit"])))
     return found
-
-
-def over_limits(chapters: Path = CHAPTERS, pyproject: Path = ROOT / "pyproject.toml"):
-    """[(limit, words)] for every limit the chapters exceed."""
-    return [(lim, n) for lim in limits(pyproject, chapters)
-            if (n := lim.words(chapters)) > lim.limit]
 
 
 def main(argv=None) -> int:
