@@ -117,7 +117,10 @@ def phone_visits(site_url):
 
         def get(code: str, page: str) -> PhoneVisit:
             if (code, page) not in loaded:
-                shot = SCREENSHOTS / f"{code}__{page.replace('/', '__')}__{PHONE}px.jpg"
+                # A folder of their own: test_site_browser clears its own shots
+                # at its start, which may come after these in another worker.
+                shot = (SCREENSHOTS / "editions"
+                        / f"{code}__{page.replace('/', '__')}__{PHONE}px.jpg")
                 loaded[code, page] = PhoneVisit(
                     tab, f"{site_url}/{i18n.site_path(code, page)}", shot)
             return loaded[code, page]
