@@ -16,8 +16,8 @@ import pytest
 
 from booktools import i18n
 from booktools.book import ROOT, book_config, repository, toc_pages
-from test_site_browser import (CHROMIUM, CHROMIUM_ARGS, PHONE, SCREENSHOTS, new_context,
-                               on_this_machine, sync_api)
+from test_site_browser import (CHROMIUM, PHONE, SCREENSHOTS, PageLog, new_context,
+                               offline_chromium, sync_api)
 
 CHAPTERS = [page for page in toc_pages() if i18n.alternates(page)]
 EDITIONS = i18n.translations()
@@ -70,49 +70,29 @@ def test_edition_searches_in_its_language(built_site, code):
 
 
 class PhoneVisit:
-    """One page load at 390 px, in the one tab this module navigates: console
-    errors, failed or outside requests, and what SWITCHER reads. Lighter than
-    test_site_browser's Visit (no folds opened, no page weight), which the
+    """One page load at 390 px, in the one tab this module navigates: what its
+    PageLog recorded and what SWITCHER reads. Lighter than test_site_browser's
+    Visit (no folds opened, no page weight, the HTTP cache on), which the
     English pages get."""
 
-    def __init__(self, tab, url: str, screenshot):
-        self.console, self.failed, self.external = [], [], []
-        tab.visit = self
+    def __init__(self, tab, log: PageLog, url: str, screenshot):
+        log.clear()
         tab.goto(url, wait_until="load")
         self.data = tab.evaluate(SWITCHER)
         screenshot.parent.mkdir(parents=True, exist_ok=True)
         tab.screenshot(path=str(screenshot), quality=85)
-
-
-def _open_tab(context):
-    """A tab that reports what happens in it to the PhoneVisit loading it (tab.visit)."""
-    tab = context.new_page()
-
-    def route(route):
-        if on_this_machine(route.request.url):
-            route.continue_()
-        else:
-            tab.visit.external.append(route.request.url)
-            route.abort("blockedbyclient")
-
-    tab.route("**/*", route)
-    tab.on("console", lambda m: m.type == "error" and tab.visit.console.append(m.text))
-    tab.on("pageerror", lambda e: tab.visit.console.append(f"uncaught: {e}"))
-    tab.on("requestfailed", lambda r: r.url not in tab.visit.external
-           and tab.visit.failed.append(f"{r.url}: {r.failure}"))
-    tab.on("response", lambda r: r.status >= 400 and tab.visit.failed.append(f"{r.status} {r.url}"))
-    return tab
+        self.console, self.failed = log.console, log.failed + log.bad_status
+        self.external = log.external
 
 
 @pytest.fixture(scope="module")
 def phone_visits(site_url):
     if not CHROMIUM.is_file():
         pytest.skip(f"no Chromium at {CHROMIUM}")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                             args=CHROMIUM_ARGS, headless=True)
+    with sync_api.sync_playwright() as playwright, offline_chromium(playwright) as browser:
         context = new_context(browser, PHONE)
-        tab = _open_tab(context)
+        tab = context.new_page()
+        log = PageLog(tab)
         loaded = {}
 
         def get(code: str, page: str) -> PhoneVisit:
@@ -122,12 +102,11 @@ def phone_visits(site_url):
                 shot = (SCREENSHOTS / "editions"
                         / f"{code}__{page.replace('/', '__')}__{PHONE}px.jpg")
                 loaded[code, page] = PhoneVisit(
-                    tab, f"{site_url}/{i18n.site_path(code, page)}", shot)
+                    tab, log, f"{site_url}/{i18n.site_path(code, page)}", shot)
             return loaded[code, page]
 
         yield get
         context.close()
-        browser.close()
 
 
 SWITCHER = """() => {

@@ -11,8 +11,10 @@ page load transferred (``weights.txt``).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import socket
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -110,6 +112,50 @@ def on_this_machine(url: str) -> bool:
     return urlsplit(url).hostname == "127.0.0.1" or url.startswith(("data:", "blob:"))
 
 
+@contextlib.contextmanager
+def offline_chromium(playwright):
+    """Debian's Chromium, headless, that can reach 127.0.0.1 and nothing else.
+
+    Every other request goes to a proxy that refuses it: a port of this
+    process, bound and never listening. Chromium's own network stack refuses
+    the request, so a page that asks another host fails its test (PageLog)
+    instead of loading from it, and no request waits on a Python handler
+    (Playwright's page.route did that for each request, and turned the HTTP
+    cache off).
+    """
+    with socket.socket() as refusing:
+        refusing.bind(("127.0.0.1", 0))
+        # <-loopback>: localhost and ::1 go to the proxy too; only 127.0.0.1 does not.
+        proxy = {"server": f"http://127.0.0.1:{refusing.getsockname()[1]}",
+                 "bypass": "<-loopback>,127.0.0.1"}
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
+                                             headless=True, proxy=proxy)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+class PageLog:
+    """What a tab reports, from when it is watched or last cleared: console
+    errors, failed requests, HTTP errors, and requests to other hosts (refused:
+    offline_chromium)."""
+
+    def __init__(self, page):
+        self.clear()
+        page.on("console", lambda m: m.type == "error" and self.console.append(
+            f"{m.text} ({m.location.get('url')}:{m.location.get('lineNumber')})"))
+        page.on("pageerror", lambda e: self.console.append(f"uncaught: {e}"))
+        page.on("request", lambda r: on_this_machine(r.url) or self.external.append(r.url))
+        # A request to another host fails at the proxy: reported as external above.
+        page.on("requestfailed", lambda r: on_this_machine(r.url) and self.failed.append(
+            f"{r.url}: {r.failure}"))
+        page.on("response", lambda r: r.status >= 400 and self.bad_status.append(f"{r.status} {r.url}"))
+
+    def clear(self) -> None:
+        self.console, self.failed, self.bad_status, self.external = [], [], [], []
+
+
 def new_context(browser, width: int = WIDE):
     """A browser context (a private window) at that width."""
     return browser.new_context(viewport={"width": width, "height": 900 if width > PHONE else 844},
@@ -126,16 +172,10 @@ class Visit:
     """
 
     def __init__(self, context, url: str, screenshot: Path | None = None):
-        self.console, self.failed, self.bad_status, self.external = [], [], [], []
         self.context = context
         page = context.new_page()
         self.width = page.viewport_size["width"]
-        page.route("**/*", self._only_this_machine)
-        page.on("console", lambda m: m.type == "error" and self.console.append(
-            f"{m.text} ({m.location.get('url')}:{m.location.get('lineNumber')})"))
-        page.on("pageerror", lambda e: self.console.append(f"uncaught: {e}"))
-        page.on("requestfailed", lambda r: self._failed(r))
-        page.on("response", lambda r: r.status >= 400 and self.bad_status.append(f"{r.status} {r.url}"))
+        self.log = PageLog(page)
         # Bytes on the wire per request, as Chromium counts them (headers included).
         self.transferred: dict[str, int] = {}
         urls: dict[str, str] = {}
@@ -188,17 +228,10 @@ class Visit:
         if clicks < 0:
             raise AssertionError(f"{page.url}: still folded after {limit} clicks")
 
-    def _only_this_machine(self, route):
-        url = route.request.url
-        if on_this_machine(url):
-            route.continue_()
-        else:
-            self.external.append(url)
-            route.abort("blockedbyclient")
-
-    def _failed(self, request):
-        if request.url not in self.external:  # blocked above, reported separately
-            self.failed.append(f"{request.url}: {request.failure}")
+    console = property(lambda self: self.log.console)
+    failed = property(lambda self: self.log.failed)
+    bad_status = property(lambda self: self.log.bad_status)
+    external = property(lambda self: self.log.external)
 
     def fetch(self, url: str) -> tuple[int, bytes]:
         response = self.context.request.get(url)
@@ -208,11 +241,8 @@ class Visit:
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                              args=CHROMIUM_ARGS, headless=True)
+    with sync_api.sync_playwright() as playwright, offline_chromium(playwright) as chromium:
         yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")
@@ -266,6 +296,25 @@ def test_page_loads_without_errors(visits, page, width):
 def test_page_requests_nothing_from_other_hosts(visit, page):
     external = visit(page).external
     assert not external, "requests that left 127.0.0.1 (blocked):\n" + "\n".join(external)
+
+
+def test_requests_to_other_hosts_are_refused_and_reported(browser, site_url):
+    # The test's own server under another name, an address and a domain: none
+    # may load (offline_chromium), and each is reported (PageLog).
+    others = [f"http://localhost:{urlsplit(site_url).port}/{PAGES[0]}.html",
+              "http://203.0.113.9/picture.png", "https://example.com/script.js"]
+    context = new_context(browser)
+    try:
+        tab = context.new_page()
+        tab.goto(f"{site_url}/{PAGES[0]}.html", wait_until="load")
+        log = PageLog(tab)
+        outcomes = tab.evaluate("""urls => Promise.all(urls.map(url =>
+            fetch(url, {mode: 'no-cors'}).then(() => 'loaded', () => 'refused')))""", others)
+        assert outcomes == ["refused"] * len(others)
+        assert sorted(log.external) == sorted(others)
+        assert log.failed == [] and log.bad_status == []
+    finally:
+        context.close()
 
 
 @pytest.mark.parametrize("page", PAGES)
