@@ -172,6 +172,18 @@ def stamp(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N)
     return digest
 
 
+@lru_cache(maxsize=64)
+def _parsed(text: str):
+    """A chapter's MyST text as a notebook, parsed once per text (read-only: callers copy)."""
+    return jupytext.reads(text, fmt=MD)
+
+
+@lru_cache(maxsize=16)
+def _english_notebook(path: Path, mtime_ns: int):
+    """An English notebook, read once while it is unchanged (read-only: callers copy)."""
+    return nbformat.read(path, as_version=4)
+
+
 def _code_key(cell) -> tuple:
     """What a translation keeps of a code cell: source, and metadata but mystnb's texts."""
     metadata = {k: v for k, v in cell.metadata.items() if k != "mystnb"}
@@ -218,7 +230,7 @@ def structure_problems(code: str, chapter: str, chapters: Path = CHAPTERS,
         return [f"{where}: missing (English has chapters/{chapter}.md)"]
     english_text = (chapters / f"{chapter}.md").read_text()
     text = path.read_text()
-    english, translated = jupytext.reads(english_text, fmt=MD), jupytext.reads(text, fmt=MD)
+    english, translated = _parsed(english_text), _parsed(text)
     problems = _code_problems(english, translated, where)
     front = {k: v for k, v in _front_matter(text).items() if k != RECORD}
     if front != _front_matter(english_text):
@@ -263,8 +275,9 @@ def _notebook_key(nb) -> list:
 def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N):
     """The translated notebook: its .md's cells, with the English notebook's outputs."""
     path = source(code, chapter, i18n)
-    translated = jupytext.read(path, fmt=MD)
-    english = nbformat.read(chapters / f"{chapter}.ipynb", as_version=4)
+    translated = _parsed(path.read_text())
+    english_path = chapters / f"{chapter}.ipynb"
+    english = _english_notebook(english_path, english_path.stat().st_mtime_ns)
     problems = _code_problems(english, translated, str(path))
     if problems:
         raise ValueError("\n".join(problems))
@@ -276,9 +289,9 @@ def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Pat
             if "mystnb" in cell.metadata:
                 done.metadata["mystnb"] = copy.deepcopy(cell.metadata["mystnb"])
         elif cell.cell_type == "markdown":
-            done = nbformat.v4.new_markdown_cell(cell.source, metadata=dict(cell.metadata))
+            done = nbformat.v4.new_markdown_cell(cell.source, metadata=copy.deepcopy(cell.metadata))
         else:
-            done = nbformat.v4.new_raw_cell(cell.source, metadata=dict(cell.metadata))
+            done = nbformat.v4.new_raw_cell(cell.source, metadata=copy.deepcopy(cell.metadata))
         done["id"] = f"cell-{len(built.cells)}"  # as the English notebooks number them
         built.cells.append(done)
     built.nbformat, built.nbformat_minor = english.nbformat, english.nbformat_minor
@@ -306,8 +319,8 @@ def carry_code(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = 
     text = path.read_text()
     english_blocks = list(CODE_BLOCK.finditer(english_text))
     blocks = list(CODE_BLOCK.finditer(text))
-    english_cells = code_cells(jupytext.reads(english_text, fmt=MD))
-    cells = code_cells(jupytext.reads(text, fmt=MD))
+    english_cells = code_cells(_parsed(english_text))
+    cells = code_cells(_parsed(text))
     if not (len(english_blocks) == len(english_cells) and len(blocks) == len(cells)):
         raise ValueError(f"{path}: a code cell is not a plain ```{{code-cell}} block")
     if len(blocks) != len(english_blocks):
