@@ -27,14 +27,6 @@ if [ -f _build/html/index.html ] && [ "$(cat "$stamp" 2>/dev/null)" = "$inputs_h
   exit 0
 fi
 rm -f "$stamp"
-.venv/bin/python -m booktools.notebooks check || {
-  echo "site: a chapter's .md and .ipynb disagree: bash scripts/refresh.sh chapters/NAME.md" >&2
-  exit 1
-}
-.venv/bin/python -m booktools.i18n check || {
-  echo "site: a translation's structure differs from English's (README: Translations)" >&2
-  exit 1
-}
 # Sphinx rebuilds pages when a source or _config.yml changes, but not when
 # the code of the book's extensions (tools/booktools/) does, and it copies
 # _static/ (the book's CSS, JS, favicon) only when some page is rebuilt: when
@@ -45,29 +37,9 @@ if [ "$(cat _build/.ext.sha256 2>/dev/null)" != "$ext_hash" ]; then
   rm -rf _build/html _build/.doctrees _build/i18n
   mkdir -p _build && echo "$ext_hash" > _build/.ext.sha256
 fi
-# English and the translated editions build side by side (one process each).
-# An edition builds from a folder that links the book's files and its own
-# chapters (booktools.i18n stage), straight into _build/html/<code>/ (its
-# output folder is a link there).
-mkdir -p _build/i18n _build/html
-.venv/bin/jupyter-book build -W -n --keep-going . > _build/i18n/en.log 2>&1 &
-pids=("$!:en")
-while IFS=$'\t' read -r code src; do
-  mkdir -p "_build/i18n/$code/_build" "_build/html/$code"
-  ln -sfn "$root/_build/html/$code" "_build/i18n/$code/_build/html"
-  .venv/bin/jupyter-book build -W -n --keep-going "$src" --path-output "_build/i18n/$code" \
-    > "_build/i18n/$code.log" 2>&1 &
-  pids+=("$!:$code")
-done < <(.venv/bin/python -m booktools.i18n stage)
-failed=0
-for entry in "${pids[@]}"; do
-  if ! wait "${entry%%:*}"; then
-    echo "site: the ${entry#*:} edition failed to build:" >&2
-    tail -n 30 "_build/i18n/${entry#*:}.log" >&2
-    failed=1
-  fi
-done
-[ "$failed" = 0 ] || exit 1
-cat _build/i18n/en.log
+# The chapters' pairs and the translations' structure are checked, then
+# English and the translated editions build side by side, strictly, each
+# into its folder (python -m booktools.site says how).
+.venv/bin/python -m booktools.site
 echo "$inputs_hash" > "$stamp"
 echo "site: open $root/_build/html/index.html"

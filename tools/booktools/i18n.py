@@ -48,9 +48,9 @@ from booktools.runs import code_cells
 
 __all__ = ["Language", "languages", "language", "for_sphinx", "translations",
            "english_chapters", "source", "notebook", "prose_hash", "recorded_hash",
-           "lags", "stamp", "structure_problems", "build_notebook", "carry_code", "sync",
-           "cjk_line_breaks", "join_cjk_lines",
-           "site_path", "alternates", "stage", "main"]
+           "lags", "stamp", "structure_problems", "check", "build_notebook", "carry_code",
+           "sync", "cjk_line_breaks", "join_cjk_lines",
+           "site_path", "alternates", "stage", "report", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ROOT / "chapters"
@@ -467,6 +467,12 @@ def stage(code: str, build: Path = ROOT / "_build" / "i18n") -> Path:
     return src
 
 
+def check(chapters: Path = CHAPTERS, i18n: Path = I18N) -> list[str]:
+    """The structure problems of every translation (empty: none)."""
+    return [problem for lang in translations() for chapter in english_chapters(chapters)
+            for problem in structure_problems(lang.code, chapter, chapters, i18n)]
+
+
 def report(chapters: Path = CHAPTERS, i18n: Path = I18N) -> dict:
     """Per edition: translated, lagging and missing chapters."""
     found = {}
@@ -501,8 +507,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
-            problems = [p for lang in translations() for chapter in english_chapters()
-                        for p in structure_problems(lang.code, chapter)]
+            problems = check()
             print("\n".join(problems) or "every translation has English's structure")
             return 1 if problems else 0
         if args.command == "sync":
