@@ -5,12 +5,12 @@
 What ``scripts/build-site.sh`` runs once the book is set up and the last build
 is found out of date. In order:
 
-1. the chapters' .md and .ipynb must agree (``booktools.notebooks``);
-2. Jupyter Book and Sphinx are imported, once;
-3. English builds into ``_build/html`` in a process of its own (a fork, so
-   it imports nothing again), while this one checks that every translation
-   has English's structure (``booktools.i18n``) and stages the editions;
-4. each edition builds the same way into ``_build/html/<code>/``.
+1. Jupyter Book and Sphinx are imported, once;
+2. English builds into ``_build/html`` in a process of its own (a fork, so
+   it imports nothing again), while this one checks that the chapters' .md
+   and .ipynb agree (``booktools.notebooks``) and that every translation has
+   English's structure (``booktools.i18n``), and stages the editions;
+3. each edition builds the same way into ``_build/html/<code>/``.
 
 Each build is ``jupyter-book build -W -n --keep-going`` (a warning fails it),
 its output in ``_build/i18n/<code>.log``. English's log is printed, and of
@@ -106,26 +106,24 @@ def main(argv: list[str] | None = None) -> int:
     if argv:
         print(__doc__, file=sys.stderr)
         return 2
-    problems = notebooks.pair_problems()
-    if problems:
-        print("\n".join(problems), file=sys.stderr)
-        print("site: a chapter's .md and .ipynb disagree: "
-              "bash scripts/refresh.sh chapters/NAME.md", file=sys.stderr)
-        return 1
     for name in PRELOAD:
         try:
             importlib.import_module(name)
         except ImportError:
             pass  # the build imports what it needs, and says what is missing
     LOGS.mkdir(parents=True, exist_ok=True)
+    # English builds while this process checks (a failed check fails the
+    # build all the same, and leaves the site's stamp unwritten).
     builds = {"en": _fork_build("en")}
-    problems = i18n.check()
-    if problems:
-        print("\n".join(problems), file=sys.stderr)
-        print("site: a translation's structure differs from English's "
-              "(README: Translations)", file=sys.stderr)
-        _wait(builds)
-        return 1
+    for problems, what in ((notebooks.pair_problems, "a chapter's .md and .ipynb disagree: "
+                            "bash scripts/refresh.sh chapters/NAME.md"),
+                           (i18n.check, "a translation's structure differs from English's "
+                            "(README: Translations)")):
+        problems = problems()
+        if problems:
+            print(*problems, f"site: {what}", sep="\n", file=sys.stderr)
+            _wait(builds)
+            return 1
     for lang in i18n.translations():
         builds[lang.code] = _fork_build(lang.code, i18n.stage(lang.code))
     failed = _wait(builds)
