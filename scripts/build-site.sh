@@ -37,9 +37,9 @@ if [ "$(cat _build/.ext.sha256 2>/dev/null)" != "$ext_hash" ]; then
   rm -rf _build/html _build/.doctrees _build/i18n
   mkdir -p _build && echo "$ext_hash" > _build/.ext.sha256
 fi
-# The chapters' pairs and the translations' structure are checked, then
 # English and the translated editions build side by side, strictly, each
-# into its folder (python -m booktools.site says how).
+# into its folder, while the chapters' pairs and the translations' structure
+# are checked (python -m booktools.site says how).
 .venv/bin/python -m booktools.site
 echo "$inputs_hash" > "$stamp"
 echo "site: open $root/_build/html/index.html"

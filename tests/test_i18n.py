@@ -141,10 +141,11 @@ def test_the_editions_file_needs_english_first_and_every_word(tmp_path):
 
 
 def test_a_stage_links_the_book_and_sets_the_edition(tmp_path):
-    src = i18n.stage("ja", tmp_path)
-    assert i18n.stage("ja", tmp_path) == src  # a second call changes nothing
+    src = i18n.stage("ja", tmp_path, tmp_path / "html")
+    assert i18n.stage("ja", tmp_path, tmp_path / "html") == src  # a second call changes nothing
     assert (src / "chapters").resolve() == (i18n.I18N / "ja" / "chapters").resolve()
     assert (src / "runs").resolve() == (i18n.ROOT / "runs").resolve()
+    assert (src.parent / "_build" / "html").resolve() == (tmp_path / "html" / "ja").resolve()
     config = yaml.safe_load((src / "_config.yml").read_text())
     ja = i18n.language("ja")
     assert config["sphinx"]["config"]["language"] == ja.sphinx

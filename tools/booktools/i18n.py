@@ -50,12 +50,13 @@ __all__ = ["Language", "languages", "language", "for_sphinx", "translations",
            "english_chapters", "source", "notebook", "prose_hash", "recorded_hash",
            "lags", "stamp", "structure_problems", "check", "build_notebook", "carry_code",
            "sync", "cjk_line_breaks", "join_cjk_lines",
-           "site_path", "alternates", "stage", "report", "main"]
+           "site_path", "alternates", "stage", "STAGES", "report", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ROOT / "chapters"
 I18N = ROOT / "i18n"
 LANGUAGES_FILE = I18N / "languages.yml"
+STAGES = ROOT / "_build" / "i18n"  # where the editions build from (stage)
 RECORD = "translation"           # the front-matter key of a translation's record
 SNIPPET = notebooks.SNIPPET.relative_to(CHAPTERS)  # an edition's: i18n/<code>/_snippets/...
 NOTE = notebooks.HARDWARE_NOTE
@@ -429,23 +430,25 @@ def relative_url(from_path: str, to_path: str) -> str:
     return posixpath.relpath(to_path, posixpath.dirname(from_path) or ".")
 
 
-def stage(code: str, build: Path = ROOT / "_build" / "i18n") -> Path:
+def stage(code: str, build: Path = STAGES, site: Path = ROOT / "_build" / "html") -> Path:
     """The folder a translated site builds from: the book's root with its chapters.
 
     The book's own files (_static, runs, node_modules, _toc.yml) are links, and
     _config.yml is the English one with this edition's title, Sphinx language
-    and notebook folder.
+    and notebook folder. Built with ``--path-output`` the folder's parent, the
+    site lands in site/<code>/ (its _build/html is a link there).
     """
     lang = language(code)
     if lang.english:
         raise ValueError("English builds from the book's root, not from a stage")
     src = build / code / "src"
     src.mkdir(parents=True, exist_ok=True)
-    links = {"chapters": I18N / code / "chapters", "_static": ROOT / "_static",
-             "runs": ROOT / "runs", "node_modules": ROOT / "node_modules",
-             "_toc.yml": ROOT / "_toc.yml"}
-    for name, target in links.items():
-        link = src / name
+    (src.parent / "_build").mkdir(exist_ok=True)
+    (site / code).mkdir(parents=True, exist_ok=True)
+    links = {src / "chapters": I18N / code / "chapters", src / "_static": ROOT / "_static",
+             src / "runs": ROOT / "runs", src / "node_modules": ROOT / "node_modules",
+             src / "_toc.yml": ROOT / "_toc.yml", src.parent / "_build" / "html": site / code}
+    for link, target in links.items():
         if link.is_symlink() or link.exists():
             if link.is_symlink() and Path(os.readlink(link)) == target:
                 continue

@@ -34,8 +34,7 @@ from booktools.book import ROOT
 
 __all__ = ["build_command", "main"]
 
-BUILD = ROOT / "_build"
-LOGS = BUILD / "i18n"
+LOGS = i18n.STAGES  # _build/i18n/<code>.log beside each edition's stage
 # What every build imports: the earlier, the fewer imports each fork repeats.
 # A module missing here is imported by the build that needs it, as usual.
 PRELOAD = ("jupyter_book.cli.main", "jupyter_book.sphinx", "sphinx.application",
@@ -47,11 +46,12 @@ WARNING = re.compile(r"\b(WARNING|ERROR|CRITICAL)\b")
 
 
 def build_command(code: str, src: Path | None = None) -> list[str]:
-    """The jupyter-book arguments that build an edition (English: from the book's root)."""
+    """The jupyter-book arguments that build an edition: English from the book's
+    root, a translation from its stage (booktools.i18n.stage)."""
     args = ["build", "-W", "-n", "--keep-going"]
     if code == "en":
         return [*args, str(ROOT)]
-    return [*args, str(src), "--path-output", str(LOGS / code)]
+    return [*args, str(src), "--path-output", str(src.parent)]
 
 
 def _log(code: str) -> Path:
@@ -60,14 +60,6 @@ def _log(code: str) -> Path:
 
 def _fork_build(code: str, src: Path | None = None) -> int:
     """Start one build in a child process, its output in its log; return the child's pid."""
-    if code != "en":
-        # Straight into _build/html/<code>/: the edition's output folder is a link there.
-        (LOGS / code / "_build").mkdir(parents=True, exist_ok=True)
-        (BUILD / "html" / code).mkdir(parents=True, exist_ok=True)
-        link = LOGS / code / "_build" / "html"
-        if link.is_symlink() or link.exists():
-            link.unlink()
-        link.symlink_to(BUILD / "html" / code, target_is_directory=True)
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()

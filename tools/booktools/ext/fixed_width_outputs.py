@@ -10,8 +10,8 @@ The rule (``is_fixed_width``): the text has a box-drawing character (U+2500
 to U+257F); or at least 3 consecutive lines that have ``|`` at the same 2 or
 more columns (the edges and separators of a table drawn in ASCII, like
 ``nvidia-smi``'s); or at least 2 rule lines of 2 or more dashed runs apart
-(``-----  -----``, the column rules of torch.profiler's table). An ordinary message, a traceback or printed source has
-neither, and keeps wrapping. It applies to the build's own outputs (myst-nb)
+(``-----  -----``, the column rules of torch.profiler's table). An ordinary
+message, a traceback or printed source has none of these, and keeps wrapping. It applies to the build's own outputs (myst-nb)
 and to the recorded runs' (booktools.ext.recorded_runs, which runs first).
 """
 from __future__ import annotations
