@@ -16,6 +16,9 @@ in source (``python -m booktools.runs name MACHINE``).
         Write the names of runs/MACHINE/names.json into its notebooks.
     python -m booktools.runs report
         How many hardware cells have a current recording, per chapter.
+    python -m booktools.runs stale MACHINE
+        The hardware cells without a current recording on MACHINE, one a line
+        (nothing: runs/MACHINE/ is up to date; scripts/record-needed.sh).
 
 The website shows a recording under the cell of the same name
 (booktools.ext.recorded_runs); tests/test_recorded_runs.py holds every stored
@@ -41,7 +44,7 @@ from pathlib import Path
 __all__ = [
     "Match", "Run", "NbvalComparison", "read_run", "runs", "pair_cells", "check_run",
     "named_cells", "name_problems", "names_problems", "apply_names", "printed_line", "similarity", "cell_status",
-    "hardware_report", "format_report", "record", "strip_volatile", "code_cells",
+    "hardware_report", "format_report", "stale_cells", "record", "strip_volatile", "code_cells",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/runs.py in a checkout
@@ -543,6 +546,33 @@ def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None
     return report
 
 
+def stale_cells(run: Run | None, chapters: Path = CHAPTERS,
+                comparison: NbvalComparison | None = None) -> list[str]:
+    """The hardware cells that a new recording on run's machine would change, one line each.
+
+    Each is "chapter: name (why)": unrecorded (None for run: no recording yet),
+    its source changed since the recording, or its stored output did
+    (cell_status). Empty when every hardware cell has a current recording.
+    """
+    comparison = NbvalComparison() if comparison is None else comparison
+    stale = {UNRECORDED: "not recorded", STALE_SOURCE: "recorded from an earlier version",
+             OUTPUT_CHANGED: "its stored output changed since the recording"}
+    found = []
+    for ipynb in sorted(chapters.glob("*.ipynb")):
+        cells = code_cells(read_notebook(ipynb))
+        matches = run.pairs(ipynb.stem, cells) if run is not None else {}
+        recorded_cells = code_cells(run.notebooks[ipynb.stem]) if matches else []
+        for index, cell in enumerate(cells):
+            if not is_hardware(cell):
+                continue
+            status, _ = cell_status(cell, matches.get(index), recorded_cells,
+                                    baseline(run, ipynb.stem) if matches else None, comparison)
+            if status in stale:
+                found.append(f"{ipynb.stem}: {cell_name(cell) or f'code cell {index}'} "
+                             f"({stale[status]})")
+    return found
+
+
 def format_report(report: dict) -> str:
     """The report as a small table, one line per chapter."""
     machines = sorted({m for e in report.values() for m in e["machines"]})
@@ -661,7 +691,7 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
             print("  " + problem, file=sys.stderr)
         return 1
     gpus = facts["gpus"]
-    if label is None:
+    if not label:  # None, or "" from a workflow whose label input was left empty
         label = gpus[0] if gpus else "CPU"
         if len(gpus) > 1:
             label = f"{len(gpus)}x {label}"
@@ -684,6 +714,8 @@ def main(argv: list[str] | None = None) -> int:
     name = sub.add_parser("name", help="write runs/MACHINE/names.json into its notebooks")
     name.add_argument("machine")
     sub.add_parser("report", help="hardware cells with a current recording, per chapter")
+    stale = sub.add_parser("stale", help="hardware cells without a current recording on MACHINE")
+    stale.add_argument("machine")
     args = parser.parse_args(argv)
     if args.command == "record":
         return record(args.machine, args.label, args.only)
@@ -693,6 +725,17 @@ def main(argv: list[str] | None = None) -> int:
         if not (folder / "run.json").is_file():
             raise SystemExit(f"runs: no recorded run runs/{args.machine}/run.json")
         print(f"name: {apply_names(folder)} cells named in runs/{args.machine}/")
+        return 0
+    if args.command == "stale":
+        _check_machine_name(args.machine)
+        folder = RUNS / args.machine
+        run = read_run(folder) if (folder / "run.json").is_file() else None
+        found = stale_cells(run)
+        if found:
+            print("\n".join(found))
+        where = f"runs/{args.machine}/" if run else f"no recording runs/{args.machine}/ yet"
+        print(f"stale: {len(found)} hardware cells without a current recording ({where})",
+              file=sys.stderr)
         return 0
     print(format_report(hardware_report()))
     return 0

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Decide whether runs/MACHINE/ needs a new recording (the record workflow's
+# second step): yes when asked by hand (EVENT workflow_dispatch), else when a
+# `hardware` cell has no current recording there (python -m booktools.runs
+# stale: new, edited since, or its stored output changed).
+#
+#   bash scripts/record-needed.sh MACHINE [EVENT]
+#
+# Prints why, and `record=true` or `record=false`, which it also appends to
+# the file $GITHUB_OUTPUT names (GitHub Actions' step outputs) when set.
+# Python: $PYTHON, else .venv/bin/python, else python3, with this checkout's
+# booktools first on its path.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+if [ $# -lt 1 ] || [ $# -gt 2 ] || [[ $1 == -* ]]; then
+  echo "usage: bash scripts/record-needed.sh MACHINE [EVENT]" >&2
+  exit 2
+fi
+machine="$1" event="${2:-}"
+python="${PYTHON:-}"
+if [ -z "$python" ] && [ -x .venv/bin/python ]; then
+  python=.venv/bin/python
+elif [ -z "$python" ]; then
+  python=python3
+fi
+export PYTHONPATH="$root:$root/tools${PYTHONPATH:+:$PYTHONPATH}"
+if [ "$event" = workflow_dispatch ]; then
+  echo "record-needed: asked by hand: recording runs/$machine/"
+  record=true
+else
+  stale="$("$python" -m booktools.runs stale "$machine")"
+  if [ -n "$stale" ]; then
+    echo "record-needed: these hardware cells have no current recording in runs/$machine/:"
+    sed 's/^/  /' <<<"$stale"
+    record=true
+  else
+    echo "record-needed: every hardware cell has a current recording in runs/$machine/"
+    record=false
+  fi
+fi
+echo "record=$record"
+if [ -n "${GITHUB_OUTPUT:-}" ]; then
+  echo "record=$record" >> "$GITHUB_OUTPUT"
+fi

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Propose a recorded run as a pull request (the record workflow's last step):
+# commits runs/MACHINE/ alone on the branch record/MACHINE (made afresh from
+# HEAD), pushes it to origin and opens a pull request into the branch checked
+# out now with the `gh` CLI, or, when one is open from that branch, updates it.
+#
+#   GH_TOKEN=... bash scripts/record-pr.sh MACHINE
+#
+# Nothing happens when runs/MACHINE/ is as HEAD has it. Without a configured
+# git identity it commits as github-actions[bot]. Needs git, python3 (to read
+# run.json) and gh with GH_TOKEN (GitHub's runners have gh; locally, `gh auth
+# login` will do).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+if [ $# -ne 1 ] || [[ $1 == -* ]]; then
+  echo "usage: bash scripts/record-pr.sh MACHINE" >&2
+  exit 2
+fi
+machine="$1"
+folder="runs/$machine"
+[ -f "$folder/run.json" ] || { echo "record-pr: no recorded run $folder/run.json" >&2; exit 2; }
+base="$(git symbolic-ref --quiet --short HEAD)" \
+  || { echo "record-pr: HEAD is detached; check out the branch the pull request is for" >&2; exit 2; }
+branch="record/$machine"
+[ "$base" != "$branch" ] || { echo "record-pr: already on $branch; check out its base branch" >&2; exit 2; }
+if [ -z "$(git status --porcelain -- "$folder")" ]; then
+  echo "record-pr: $folder/ is as $base has it: no pull request"
+  exit 0
+fi
+meta() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$folder/run.json" "$1"; }
+label="$(meta label)" commit="$(meta commit)"
+git config user.email >/dev/null || git config user.email "41898282+github-actions[bot]@users.noreply.github.com"
+git config user.name >/dev/null || git config user.name "github-actions[bot]"
+git checkout --quiet -B "$branch"
+git add --all -- "$folder"
+git commit --quiet -m "Record $folder/ on $label at $commit" -- "$folder"
+git push --quiet --force origin "$branch"
+git checkout --quiet "$base"
+title="Recorded run: $folder/ ($label, commit $commit)"
+body="$(printf 'The chapters executed on %s at commit %s by scripts/record-run.sh (the record workflow).\n\nrun.json:\n\n```json\n%s\n```\n' "$label" "$commit" "$(git show "$branch:$folder/run.json")")"
+url="$(gh pr list --head "$branch" --state open --json url --jq '.[0].url // ""')"
+if [ -n "$url" ]; then
+  echo "record-pr: updated $url"
+else
+  gh pr create --base "$base" --head "$branch" --title "$title" --body "$body"
+fi
