@@ -27,3 +27,26 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   fi
   echo "$want" > "$stamp"
 fi
+# The venv's d2lgpu and booktools (editable installs) must be this checkout's:
+# a .venv copied from another checkout, or shared with a second worktree,
+# would otherwise build that checkout's site and run its chapters' helpers.
+# Point them here again, or stop saying why.
+installed() {
+  "$venv/bin/python" -c "import importlib.util as u
+for name in ('d2lgpu', 'booktools'):
+    spec = u.find_spec(name)
+    print(name, spec.submodule_search_locations[0] if spec else 'missing')"
+}
+expected="d2lgpu $root/d2lgpu
+booktools $root/tools/booktools"
+if [ "$(installed)" != "$expected" ]; then
+  echo "setup: $venv imports d2lgpu/booktools from elsewhere; installing this checkout's ($root)"
+  (cd "$root" && "$venv/bin/python" -m pip install --disable-pip-version-check --no-deps -q \
+    -e . -e ./tools) >&2
+  if [ "$(installed)" != "$expected" ]; then
+    echo "setup: $venv still imports another checkout's packages:" >&2
+    installed >&2
+    echo "setup: remove $venv and run bash scripts/setup.sh again" >&2
+    exit 1
+  fi
+fi
