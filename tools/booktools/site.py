@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     for problems, what in ((notebooks.pair_problems, "a chapter's .md and .ipynb disagree: "
                             "bash scripts/refresh.sh chapters/NAME.md"),
                            (i18n.check, "a translation's structure differs from English's "
-                            "(README: Translations)")):
+                            "(CONTRIBUTING.md: Translations)")):
         problems = problems()
         if problems:
             print(*problems, f"site: {what}", sep="\n", file=sys.stderr)
