@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from booktools import i18n, repo
 from booktools.book import toc_pages  # one reader of _toc.yml (tests/browser)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,3 +81,17 @@ def test_mathjax_copy_leaves_out_what_a_chtml_page_never_loads():
     assert not gone("output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff")
     assert not gone("sre/mathmaps/en.json") and not gone("input/tex/extensions/ams.js")
     assert not gone("input/mml/entities.js") and not gone("a11y/explorer.js")
+
+
+def test_every_page_of_every_edition_names_the_licences(built_site):
+    # html.extra_footer, linked at the repository _config.yml names (booktools.repo set).
+    address = repo.configured()
+    links = [f'href="{address.url}/blob/{address.branch}/{name}"'
+             for name in ("LICENSE", "LICENSE-CC-BY-SA-4.0.txt")]
+    editions = ["", *(f"{lang.code}/" for lang in i18n.translations())]
+    pages = [built_site / f"{edition}{page}.html" for edition in editions for page in toc_pages()]
+    assert len(pages) == 4 * len(toc_pages())
+    lacking = [str(p.relative_to(built_site)) for p in pages
+               if not all(link in p.read_text().split('class="bd-footer', 1)[-1]
+                          for link in links)]
+    assert lacking == []
