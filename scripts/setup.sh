@@ -31,11 +31,11 @@ fi
 # a .venv copied from another checkout, or shared with a second worktree,
 # would otherwise build that checkout's site and run its chapters' helpers.
 # Point them here again, or stop saying why.
-installed() {
-  "$venv/bin/python" -c "import importlib.util as u
+installed() {  # from / : the current folder would come first on the path
+  (cd / && "$venv/bin/python" -c "import importlib.util as u
 for name in ('d2lgpu', 'booktools'):
     spec = u.find_spec(name)
-    print(name, spec.submodule_search_locations[0] if spec else 'missing')"
+    print(name, spec.submodule_search_locations[0] if spec else 'missing')")
 }
 expected="d2lgpu $root/d2lgpu
 booktools $root/tools/booktools"

@@ -1,0 +1,74 @@
+"""scripts/setup.sh makes the venv import this checkout's d2lgpu and booktools:
+a .venv copied from another checkout (or shared with a second worktree) built
+that checkout's site. Here the venv's Python is a fake whose pip records the
+editable installs it is asked for (the real one would take a minute and PyPI)."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+FAKE_PYTHON = f"""#!/usr/bin/env bash
+# pip: record what is installed from where; -e . makes the packages of the
+# folder pip runs in the ones imported (unless the venv is "stuck").
+venv="$(cd "$(dirname "$0")/.." && pwd)"
+if [ "$1" = -m ] && [ "$2" = pip ]; then
+  echo "$PWD: ${{*:3}}" >> "$venv/pip.log"
+  case " $* " in *" -e . "*) [ -f "$venv/stuck" ] || pwd > "$venv/editable";; esac
+  exit 0
+fi
+root="$(cat "$venv/editable")"
+PYTHONPATH="$root:$root/tools" exec {sys.executable} -S "$@"
+"""
+
+
+def checkout(path: Path) -> Path:
+    """A checkout with setup.sh, what its stamp hashes, and the two packages."""
+    for name in ("scripts/setup.sh", "requirements.txt", "pyproject.toml", "tools/pyproject.toml"):
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, path / name)
+    for package in ("d2lgpu", "tools/booktools"):
+        (path / package).mkdir(parents=True)
+        (path / package / "__init__.py").write_text("")
+    return path
+
+
+def venv_of(other: Path, into: Path) -> Path:
+    """A .venv in `into` that, as if copied from `other`, imports other's packages."""
+    venv = into / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text(FAKE_PYTHON)
+    (venv / "bin" / "python").chmod(0o755)
+    (venv / "editable").write_text(f"{other}\n")
+    return venv
+
+
+def setup(book: Path):
+    return subprocess.run(["bash", "scripts/setup.sh"], cwd=book, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_a_venv_of_another_checkout_is_pointed_at_this_one(tmp_path):
+    other, book = checkout(tmp_path / "other"), checkout(tmp_path / "book")
+    venv = venv_of(other, book)
+    proc = setup(book)
+    assert proc.returncode == 0, proc.stderr
+    assert f"imports d2lgpu/booktools from elsewhere; installing this checkout's ({book})" \
+        in proc.stdout
+    assert (venv / "editable").read_text().strip() == str(book)
+    installs = (venv / "pip.log").read_text().splitlines()
+    assert installs[-1].startswith(f"{book}: install") and installs[-1].endswith("-e . -e ./tools")
+    again = setup(book)
+    assert again.returncode == 0 and again.stdout == ""
+    assert (venv / "pip.log").read_text().splitlines() == installs
+
+
+def test_setup_stops_saying_why_when_the_venv_keeps_another_checkout(tmp_path):
+    other, book = checkout(tmp_path / "other"), checkout(tmp_path / "book")
+    venv = venv_of(other, book)
+    (venv / "stuck").write_text("")
+    proc = setup(book)
+    assert proc.returncode == 1
+    assert f"still imports another checkout's packages:\nd2lgpu {other}/d2lgpu" in proc.stderr
+    assert f"remove {venv} and run bash scripts/setup.sh again" in proc.stderr
