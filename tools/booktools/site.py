@@ -98,6 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     if argv:
         print(__doc__, file=sys.stderr)
         return 2
+    here = Path.cwd().resolve()
+    if (here / "_config.yml").is_file() and here != ROOT:
+        print(f"site: this booktools is {ROOT}'s, not {here}'s, and would build that book; "
+              f"bash scripts/setup.sh in {here} installs its own", file=sys.stderr)
+        return 2
     for name in PRELOAD:
         try:
             importlib.import_module(name)
