@@ -27,7 +27,7 @@ def test_every_place_names_the_address_of_config():
                      for name in chapters for suffix in (".md", ".ipynb")}
     expected = every_edition | {Path(p) for p in ("_config.yml", "README.md", "CONTRIBUTING.md",
                                                   "CITATION.cff")}
-    assert len(every_edition) == 56 and named >= expected, sorted(expected - named)
+    assert len(every_edition) >= 8 * len(chapters) and named >= expected, sorted(expected - named)
 
 
 def copy_places(root: Path) -> Path:

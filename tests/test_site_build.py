@@ -90,7 +90,7 @@ def test_every_page_of_every_edition_names_the_licences(built_site):
              for name in ("LICENSE", "LICENSE-CC-BY-SA-4.0.txt")]
     editions = ["", *(f"{lang.code}/" for lang in i18n.translations())]
     pages = [built_site / f"{edition}{page}.html" for edition in editions for page in toc_pages()]
-    assert len(pages) == 4 * len(toc_pages())
+    assert len(editions) >= 4 and all(p.is_file() for p in pages)
     lacking = [str(p.relative_to(built_site)) for p in pages
                if not all(link in p.read_text().split('class="bd-footer', 1)[-1]
                           for link in links)]
