@@ -1,13 +1,17 @@
 """The editions' own rules (booktools.i18n check): typography (booktools.typography),
-glossaries (booktools.glossary) and the reflow command."""
+glossaries (booktools.glossary), the reflow command, and CJK emphasis in the CSS."""
 from __future__ import annotations
 
 import re
 import shutil
+from types import SimpleNamespace
 
 import pytest
+from docutils import nodes
+from docutils.utils import new_document
 
 from booktools import glossary, i18n, typography
+from booktools.ext import languages as ext
 from booktools.gpu_figures import prose_paragraphs
 
 EDITIONS = [lang.code for lang in i18n.translations()]
@@ -237,3 +241,40 @@ def test_a_glossary_finds_avoided_forms_but_not_inside_allowed_strings_or_its_te
     terms = glossary.load(path)
     hits = glossary.avoided(terms, "例えば、例外、例示、例。")
     assert [(offset, form) for offset, form, _ in hits] == [(10, "例")]
+
+
+# --- CJK emphasis in the CSS and the pages ---
+
+def _css_rules(css: str) -> dict:
+    """{selector: {property: value}} of a stylesheet's innermost blocks."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    rules = {}
+    for selectors, body in re.findall(r"([^{}]+)\{([^{}]*)\}", css):
+        declarations = dict(re.findall(r"([\w-]+)\s*:\s*([^;]+?)\s*(?:;|$)", body))
+        for selector in selectors.split(","):
+            rules.setdefault(" ".join(selector.split()), {}).update(declarations)
+    return rules
+
+
+@pytest.mark.parametrize("lang, marks, position", [("zh", "filled dot", "under"),
+                                                    ("ja", "filled sesame", "over")])
+def test_the_book_css_sets_cjk_emphasis_upright_with_the_traditions_dots(lang, marks, position):
+    rules = _css_rules((i18n.ROOT / "_static" / "book.css").read_text())
+    style = rules.get(f":lang({lang}) article em:not(.{ext.LATIN_EMPHASIS})", {})
+    assert style.get("font-style") == "normal"
+    assert style.get("text-emphasis") == marks == style.get("-webkit-text-emphasis")
+    assert position in style.get("text-emphasis-position", "")
+
+
+def test_translated_pages_mark_emphasis_without_cjk_as_latin():
+    def marked(language):
+        document = new_document("demo")
+        paragraph = nodes.paragraph()
+        paragraph += [nodes.emphasis(text="队列"), nodes.emphasis(text="Dive into Deep Learning"),
+                      nodes.emphasis(text="GPU の*キュー*")]
+        document += paragraph
+        ext.mark_latin_emphasis(SimpleNamespace(config=SimpleNamespace(language=language)),
+                                document, "chapters/demo")
+        return [ext.LATIN_EMPHASIS in node["classes"] for node in document.findall(nodes.emphasis)]
+    assert marked("zh_CN") == marked("ja") == marked("pt_BR") == [False, True, False]
+    assert marked("en") == [False, False, False]
