@@ -215,6 +215,16 @@ def test_reflow_refuses_an_edition_that_wraps_freely_and_a_translation_behind_en
 
 # --- glossary files ---
 
+def test_check_names_a_bad_glossary_by_its_file_and_entry_and_still_checks_the_rest(edition):
+    (edition / "zh-CN" / "glossary.yml").write_text(GLOSSARY + "    avoids: [x]\n")
+    path = edition / "zh-CN" / "chapters" / "demo.md"
+    path.write_text(path.read_text().replace("见{doc}", "见 {doc}"))
+    problems = i18n.rule_problems("zh-CN", "demo", edition)
+    assert problems[0] == ("i18n/zh-CN/glossary.yml: entry 1 (device): unknown key(s) avoids "
+                           "(an entry has allow, avoid, en, note, term)")
+    assert len(problems) == 2 and problems[1].startswith("i18n/zh-CN/chapters/demo.md:")
+
+
 @pytest.mark.parametrize("text, error", [
     ("terms:\n  - term: 设备\n", r"entry 1: `en` is missing"),
     ("terms:\n  - en: device\n    term: 设备\n    avoid: [设备]\n",

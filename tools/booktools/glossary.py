@@ -71,26 +71,27 @@ def _term(entry, where: str) -> Term:
     return Term(entry["en"], entry["term"], avoid, allow, note)
 
 
-def load(path: Path) -> list[Term]:
-    """The terms of a glossary file (none if it does not exist)."""
+def load(path: Path, name: str | None = None) -> list[Term]:
+    """The terms of a glossary file (none if it does not exist); errors call it ``name``."""
     path = Path(path)
     if not path.is_file():
         return []
+    shown = name or str(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
-        raise ValueError(f"{path}: not YAML: {error}") from None
+        raise ValueError(f"{shown}: not YAML: {error}") from None
     if data is None:
         return []
     if not isinstance(data, dict) or set(data) - {"terms"}:
-        raise ValueError(f"{path}: a glossary is a mapping with one key, `terms`")
+        raise ValueError(f"{shown}: a glossary is a mapping with one key, `terms`")
     entries = data.get("terms") or []
     if not isinstance(entries, list):
-        raise ValueError(f"{path}: `terms` must be a list of entries")
+        raise ValueError(f"{shown}: `terms` must be a list of entries")
     terms = []
     for number, entry in enumerate(entries, 1):
-        name = entry.get("en") if isinstance(entry, dict) else None
-        terms.append(_term(entry, f"{path}: entry {number}" + (f" ({name})" if name else "")))
+        en = entry.get("en") if isinstance(entry, dict) else None
+        terms.append(_term(entry, f"{shown}: entry {number}" + (f" ({en})" if en else "")))
     return terms
 
 

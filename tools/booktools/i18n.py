@@ -312,7 +312,7 @@ def rule_problems(code: str, chapter: str, i18n: Path = I18N) -> list[str]:
     Every edition: bold that parses, and no form its glossary avoids. zh-CN
     and ja besides: a paragraph a line, no bold ending in full-width
     punctuation before a space, CJK spacing at links and cross-references
-    (booktools.typography).
+    (booktools.typography). A bad glossary is a problem of its own, first.
     """
     path = source(code, chapter, i18n)
     if not path.is_file():
@@ -322,8 +322,12 @@ def rule_problems(code: str, chapter: str, i18n: Path = I18N) -> list[str]:
     if lang.cjk:
         found += typography.line_breaks(text)
         found += typography.link_faults(text, _edition_titles(code, i18n))
-    terms = glossary.load(glossary_file(code, i18n))
     glossary_name = _shown(glossary_file(code, i18n), i18n)
+    try:
+        terms = glossary.load(glossary_file(code, i18n), glossary_name)
+    except ValueError as error:
+        return [str(error)] + [f"{where}:{line}: {message}" for line, message in
+                               sorted(found, key=lambda f: f[0])]
     for paragraph in prose_paragraphs(text) if terms else []:
         for offset, form, term in glossary.avoided(terms, paragraph.masked):
             found.append((paragraph.line_at(offset),
@@ -546,10 +550,12 @@ def stage(code: str, build: Path = STAGES, site: Path = ROOT / "_build" / "html"
 
 
 def check(chapters: Path = CHAPTERS, i18n: Path = I18N) -> list[str]:
-    """The structure and rule problems of every translation (empty: none)."""
-    return [problem for lang in translations() for chapter in english_chapters(chapters)
-            for problem in (structure_problems(lang.code, chapter, chapters, i18n)
-                            + rule_problems(lang.code, chapter, i18n))]
+    """The structure and rule problems of every translation (empty: none); a bad
+    glossary once, as ``i18n/<code>/glossary.yml: entry N (term): what is wrong``."""
+    return list(dict.fromkeys(  # each chapter's rule_problems repeat a bad glossary
+        problem for lang in translations() for chapter in english_chapters(chapters)
+        for problem in (structure_problems(lang.code, chapter, chapters, i18n)
+                        + rule_problems(lang.code, chapter, i18n))))
 
 
 def report(chapters: Path = CHAPTERS, i18n: Path = I18N) -> dict:
