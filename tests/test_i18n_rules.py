@@ -153,6 +153,44 @@ def test_pt_br_may_wrap_its_paragraphs_and_the_rules_name_no_line_break(edition)
     assert i18n.rule_problems("pt-BR", "demo", edition) == []
 
 
+# --- the numbers carry over ---
+
+ENGLISH = """\
+# Demo
+
+On the NVIDIA H100 a copy ran at 1.35 TFLOP/s and took 5.24 ms;
+the product reached 51155.7 GFLOP/s, 1.4x the CPU's, which took 5.24 ms too.
+"""
+
+
+@pytest.mark.parametrize("code, old, new", [
+    ("pt-BR", "1,35 TFLOP/s", "1,53 TFLOP/s"),
+    ("pt-BR", "51.155,7 GFLOP/s", "51.155 GFLOP/s"),
+    ("pt-BR", "também 5,24 ms", "também"),  # English says 5.24 ms twice
+    ("zh-CN", "1.4 倍", "1.45 倍"),  # a longer number is not the figure
+])
+def test_a_figure_of_the_english_prose_missing_from_a_translation_is_named(tmp_path, code, old,
+                                                                           new):
+    chapters, root = tmp_path / "chapters", tmp_path / "i18n"
+    chapters.mkdir()
+    (chapters / "demo.md").write_text(ENGLISH)
+    texts = {"pt-BR": "# Demo\n\nNa NVIDIA H100, uma cópia rodou a 1,35 TFLOP/s e levou 5,24 ms;\n"
+                      "o produto chegou a 51.155,7 GFLOP/s, 1,4x o da "
+                      "CPU, que levou também 5,24 ms.\n",
+             "zh-CN": "# 演示\n\n在 NVIDIA H100 上，一次复制的速度为 1.35 TFLOP/s，耗时 5.24 ms；"
+                      "乘积达到 51155.7 GFLOP/s，是 CPU 的 1.4 倍，CPU 同样耗时 5.24 ms。\n"}
+    path = root / code / "chapters" / "demo.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(texts[code])
+    assert i18n.rule_problems(code, "demo", root, chapters) == []
+    assert old in texts[code]
+    path.write_text(texts[code].replace(old, new))
+    problems = i18n.rule_problems(code, "demo", root, chapters)
+    assert len(problems) == 1 and re.match(
+        rf"chapters/demo.md:[34]: the figure \S+ ?\S* stands [12] time\(s\) in this prose and "
+        rf"[01] in i18n/{code}/chapters/demo.md's prose: carry it over", problems[0]), problems
+
+
 # --- reflow ---
 
 def test_reflow_joins_as_cjk_typography_wants():

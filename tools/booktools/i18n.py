@@ -48,7 +48,7 @@ import jupytext
 import nbformat
 import yaml
 
-from booktools import glossary, notebooks, typography
+from booktools import carried, glossary, notebooks, typography
 from booktools.gpu_figures import prose_paragraphs
 from booktools.runs import code_cells
 
@@ -306,10 +306,12 @@ def _edition_titles(code: str, i18n: Path) -> typography.Titles:
                    tuple((p.name, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.md"))))
 
 
-def rule_problems(code: str, chapter: str, i18n: Path = I18N) -> list[str]:
+def rule_problems(code: str, chapter: str, i18n: Path = I18N,
+                  chapters: Path = CHAPTERS) -> list[str]:
     """Where a translation breaks its edition's typography or glossary, as file:line: what to do.
 
-    Every edition: bold that parses, and no form its glossary avoids. zh-CN
+    Every edition: bold that parses, no form its glossary avoids, and each
+    figure of the English prose in its prose (booktools.carried). zh-CN
     and ja besides: a paragraph a line, no bold ending in full-width
     punctuation before a space, CJK spacing at links and cross-references
     (booktools.typography). A bad glossary is a problem of its own, first.
@@ -319,6 +321,11 @@ def rule_problems(code: str, chapter: str, i18n: Path = I18N) -> list[str]:
         return []  # structure_problems says it is missing
     lang, where, text = language(code), _shown(path, i18n), path.read_text(encoding="utf-8")
     found = typography.bold_faults(text, lang.cjk)
+    english = chapters / f"{chapter}.md"
+    problems = [f"{_shown(english, i18n)}:{line}: the figure {figure} stands {times} time(s) in this "
+                f"prose and {have} in {where}'s prose: carry it over (a decimal comma is fine)"
+                for line, figure, times, have in (carried.missing_figures(
+                    english.read_text(encoding="utf-8"), text) if english.is_file() else [])]
     if lang.cjk:
         found += typography.line_breaks(text)
         found += typography.link_faults(text, _edition_titles(code, i18n))
@@ -327,13 +334,14 @@ def rule_problems(code: str, chapter: str, i18n: Path = I18N) -> list[str]:
         terms = glossary.load(glossary_file(code, i18n), glossary_name)
     except ValueError as error:
         return [str(error)] + [f"{where}:{line}: {message}" for line, message in
-                               sorted(found, key=lambda f: f[0])]
+                               sorted(found, key=lambda f: f[0])] + problems
     for paragraph in prose_paragraphs(text) if terms else []:
         for offset, form, term in glossary.avoided(terms, paragraph.masked):
             found.append((paragraph.line_at(offset),
                           f'"{form}" is avoided in this edition ({glossary_name}: use '
                           f'"{term.term}" for "{term.en}")'))
-    return [f"{where}:{line}: {message}" for line, message in sorted(found, key=lambda f: f[0])]
+    return [f"{where}:{line}: {message}" for line, message in
+            sorted(found, key=lambda f: f[0])] + problems
 
 
 def reflow(code: str, names: list[str] | None = None, chapters: Path = CHAPTERS,
@@ -555,7 +563,7 @@ def check(chapters: Path = CHAPTERS, i18n: Path = I18N) -> list[str]:
     return list(dict.fromkeys(  # each chapter's rule_problems repeat a bad glossary
         problem for lang in translations() for chapter in english_chapters(chapters)
         for problem in (structure_problems(lang.code, chapter, chapters, i18n)
-                        + rule_problems(lang.code, chapter, i18n))))
+                        + rule_problems(lang.code, chapter, i18n, chapters))))
 
 
 def report(chapters: Path = CHAPTERS, i18n: Path = I18N) -> dict:
