@@ -22,7 +22,7 @@ _NUMBER = re.compile(r"(?<![0-9A-Za-z.,])\d+(?:[.,]\d+)*(?![0-9])")
 
 
 def _readings(written: str) -> set[str]:
-    """A number as English would write it: "1,35" -> 1.35, "51.155,7" -> 51155.7, "1,024" -> 1024."""
+    """A number as English writes it: "1,35" -> 1.35, "51.155,7" -> 51155.7, "1,024" -> 1024."""
     readings = {written.replace(",", "")}  # decimal point, thousands comma
     comma = written.replace(".", "").replace(",", ".")  # decimal comma, thousands point
     if comma.count(".") <= 1:

@@ -322,8 +322,9 @@ def rule_problems(code: str, chapter: str, i18n: Path = I18N,
     lang, where, text = language(code), _shown(path, i18n), path.read_text(encoding="utf-8")
     found = typography.bold_faults(text, lang.cjk)
     english = chapters / f"{chapter}.md"
-    problems = [f"{_shown(english, i18n)}:{line}: the figure {figure} stands {times} time(s) in this "
-                f"prose and {have} in {where}'s prose: carry it over (a decimal comma is fine)"
+    problems = [f"{_shown(english, i18n)}:{line}: the figure {figure} stands {times} time(s) "
+                f"in this prose and {have} in {where}'s prose: carry it over (a decimal comma "
+                "is fine)"
                 for line, figure, times, have in (carried.missing_figures(
                     english.read_text(encoding="utf-8"), text) if english.is_file() else [])]
     if lang.cjk:
