@@ -87,3 +87,33 @@ def test_torch_accelerator_cell_on_cuda_build_without_gpu(monkeypatch, hardware,
     said = [line for line in lines if line.startswith("torch.accelerator:")]
     assert said == ["torch.accelerator: none"], lines
     assert "cpu" in next(line for line in lines if line.startswith("d2lgpu.try_gpu"))
+
+
+# --- intro: does this build have kernels for the GPU? --------------------------
+
+@pytest.mark.parametrize("capability, verdict", [
+    ((7, 0), "none"),                 # a V100 under a CUDA 13 build
+    ((9, 0), "sm_90"),                # an H100
+    ((12, 1), "sm_120 compute_120"),  # a newer Blackwell: cubin and PTX
+])
+def test_kernel_check_cell_on_a_fake_gpu(monkeypatch, capsys, capability,
+                                         verdict):
+    import d2lgpu
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability",
+                        lambda device=None: capability)
+    monkeypatch.setattr(torch.cuda, "get_arch_list", lambda: [
+        "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"])
+    exec(source("intro", name="cuda-kernels"), {"torch": torch, "d2lgpu": d2lgpu})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"GPU 0 compute capability: {capability}"
+    assert lines[-1] == f"of them, for this GPU:    {verdict}"
+
+
+def test_kernel_check_cell_without_a_gpu(monkeypatch, capsys):
+    import d2lgpu
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    exec(source("intro", name="cuda-kernels"), {"torch": torch, "d2lgpu": d2lgpu})
+    assert capsys.readouterr().out == "No usable CUDA GPU: no kernels to look for.\n"
