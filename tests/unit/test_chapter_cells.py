@@ -196,3 +196,32 @@ def test_timer_cell_clock_waits_for_the_device():
                      wait=lambda: waits.append(1))
     exec(source("tensors", name="torch-benchmark-timer"), namespace)
     assert waits, "the clock given to Timer never waited for the device"
+
+
+# --- tensors: memory counters for any GPU whose counters this PyTorch reads. --
+
+@pytest.mark.skipif(not hasattr(getattr(torch, "accelerator", None),
+                                "memory_allocated"),
+                    reason="torch.accelerator's memory counters are new in 2.9")
+@pytest.mark.parametrize("kind, readable", [("xpu", True), ("mps", False)])
+def test_memory_counters_cell_on_other_gpus(monkeypatch, capsys, kind, readable):
+    def allocated(device=None):
+        if not readable:  # as MPS's allocator in releases that cannot read it
+            raise RuntimeError("Allocator for mps is not a DeviceAllocator.")
+        return 1024
+
+    monkeypatch.setattr(torch.accelerator, "memory_allocated", allocated)
+    monkeypatch.setattr(torch.accelerator, "memory_reserved",
+                        lambda device=None: 2 * 1024 ** 2)
+    monkeypatch.setattr(torch.accelerator, "max_memory_allocated",
+                        lambda device=None: 4096)
+    namespace = {}
+    exec(source("tensors", marker="from d2lgpu import"), namespace)
+    namespace["device"] = torch.device(kind)
+    exec(source("tensors", name="memory-counters"), namespace)
+    lines = capsys.readouterr().out.splitlines()
+    if readable:
+        assert [line.split()[0] for line in lines] == [
+            "allocated:", "reserved:", "peak:"], lines
+    else:
+        assert lines == [f"{kind}: no memory counters for it in this PyTorch."]
