@@ -475,16 +475,16 @@ def test_tabs_follow_names_in_a_copy_of_a_chapter_with_moved_edited_and_new_cell
     i, j = position["tensor-on-gpu"], position["copy-latency-bandwidth"]
     nb.cells[i], nb.cells[j] = nb.cells[j], nb.cells[i]
     nb.cells[position["device-report"]].source += "\nprint('edited')"
-    nb.cells[position["item-queue"]].metadata["name"] = "item-queue-renamed"
+    nb.cells[position["copy-timings"]].metadata["name"] = "copy-timings-renamed"
     new = nbformat.v4.new_code_cell("print(torch.cuda.is_available())", execution_count=1,
                                     metadata={"tags": ["hardware"], "name": "brand-new"},
                                     outputs=[_stream("False\n")])
     nb.cells.insert(position["device-report"], new)
     shown = _tabs_of(_page(nb, "chapters/tensors"), run, tmp_path, nb, "tensors")
 
-    assert {"brand-new", "item-queue-renamed", "tensor-on-gpu"} <= set(shown)
+    assert {"brand-new", "copy-timings-renamed", "tensor-on-gpu"} <= set(shown)
     for name, tabs in shown.items():
-        if name not in recorded or name == "item-queue":
+        if name not in recorded:
             # New or renamed: its recording is not this cell's.
             assert "Not yet recorded on a GPU." in tabs, name
             continue
@@ -497,10 +497,13 @@ def test_tabs_follow_names_in_a_copy_of_a_chapter_with_moved_edited_and_new_cell
     assert "earlier version" in shown["device-report"][1][1]
     assert "print(device_report())" in shown["device-report"][1][1]
     assert "earlier version" not in shown["tensor-on-gpu"][1][1]
-    # The item-queue recording is shown nowhere now that no cell has its name.
-    queue = runs.printed_line(recorded["item-queue"])
-    assert queue and not any(queue in tab for tabs in shown.values() if isinstance(tabs, list)
-                             for _, tab in tabs[1:])
+    # A recording is shown nowhere once no cell has its name: the renamed
+    # copy-timings, and item-queue, which the chapter no longer has.
+    for gone in ("copy-timings", "item-queue"):
+        line = runs.printed_line(recorded[gone])
+        assert gone not in shown and line, gone
+        assert not any(line in tab for tabs in shown.values() if isinstance(tabs, list)
+                       for _, tab in tabs[1:]), gone
 
 
 def test_site_tabs_current_stale_and_unrecorded(tmp_path):
