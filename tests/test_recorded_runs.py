@@ -22,7 +22,7 @@ import nbformat
 import pytest
 from nbval.plugin import IPyNbFile
 
-from booktools import runs
+from booktools import i18n, runs
 from booktools.ext import recorded_runs as ext
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -662,3 +662,17 @@ def test_a_built_page_serves_the_files_for_download(tmp_path):
     hrefs = re.findall(r'<a class="reference download internal"[^>]*href="([^"]+)"', page)
     assert len(hrefs) == 1 and hrefs[0].endswith("/trace.json"), hrefs
     assert (out / "chapters" / hrefs[0]).resolve().read_text() == '{"traceEvents": []}'
+
+
+@pytest.mark.parametrize("code", [lang.code for lang in i18n.languages()])
+def test_a_recorded_plots_alt_text_reads_as_one_phrase_in_every_edition(code):
+    # A translated alt text ends with a full stop of its own language ("。"
+    # in Chinese and Japanese); the machine then follows in that language's
+    # form, not after ", " (which read "…。, 記録環境: …" on the ja pages).
+    meta = {"label": "NVIDIA H100", "torch": "2.11.0", "date": "2026-05-01"}
+    template = i18n.language(code).ui["recorded_alt"]
+    for alt in ("Two curves.", "两条曲线。", "2 本の曲線。"):
+        text = ext.recorded_alt(template, alt, meta)
+        assert alt.rstrip(".。") in text
+        assert not any(mark in text for mark in (".,", "。,", "。，", "。（", ".（", ".("))
+        assert all(value in text for value in meta.values())
