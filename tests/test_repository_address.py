@@ -27,7 +27,10 @@ def test_every_place_names_the_address_of_config():
                      for name in chapters for suffix in (".md", ".ipynb")}
     expected = every_edition | {Path(p) for p in ("_config.yml", "README.md", "CONTRIBUTING.md",
                                                   "CITATION.cff")}
-    assert len(every_edition) >= 8 * len(chapters) and named >= expected, sorted(expected - named)
+    # (a translation not written yet is booktools.i18n check's to report)
+    expected = {path for path in expected if (ROOT / path).is_file()}
+    assert len(every_edition) >= 8 * len(chapters) and len(expected) > 2 * len(chapters)
+    assert named >= expected, sorted(expected - named)
 
 
 def copy_places(root: Path) -> Path:
@@ -89,8 +92,10 @@ import json
 from booktools import i18n, notebooks, repo
 lagging = sorted((code, chapter) for code, entry in i18n.report().items()
                  for chapter in entry["lagging"])
+# A problem is compared by where it is (its text may quote the address).
 print(json.dumps({"repo": repo.problems(), "address": str(repo.configured()),
-                  "pairs": notebooks.pair_problems(), "i18n": i18n.check(),
+                  "pairs": notebooks.pair_problems(),
+                  "i18n": [problem.split(" ", 1)[0] for problem in i18n.check()],
                   "lagging": lagging}))
 """
 
