@@ -608,7 +608,7 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(problems) or "every translation has English's structure "
                   "and follows its edition's rules")
             if problems:
-                print(f"{len(problems)} problem(s) (README: Translations)")
+                print(f"{len(problems)} problem(s) (CONTRIBUTING.md: Translations)")
             return 1 if problems else 0
         if args.command == "reflow":
             changed = reflow(args.code, args.chapters)
