@@ -221,3 +221,10 @@ def test_every_gpu_figure_in_the_chapters_is_recorded_or_a_datasheets():
         pytest.fail(f"{len(problems_)} GPU figure(s) neither recorded nor a datasheet's:\n"
                     + gf.format_problems(problems_), pytrace=False)
 
+
+
+def test_an_alt_text_or_caption_is_read_at_its_own_line():
+    text = ("Prose.\n\n```{code-cell} ipython3\n---\ntags: [hide-input]\nmystnb:\n  image:\n"
+            "    alt: A plot of the H100 at 6.5 TFLOP/s\n  figure:\n"
+            "    caption: The H100 at 7.5 TFLOP/s\n---\nplot()\n```\n")
+    assert [(f.line, f.number) for f in gpu_figures(text)] == [(8, "6.5"), (10, "7.5")]

@@ -191,19 +191,3 @@ def test_a_lagging_translation_shows_a_banner_in_its_language(monkeypatch):
     assert f'<a href="../../chapters/devices.html" hreflang="en" lang="en">{words["lag_link"]}</a>' \
         in ja["body"]
     assert "translation-lag" not in _page("en")["body"]  # English never lags
-
-
-@pytest.mark.parametrize("path", sorted(p for p in i18n.I18N.rglob("*.md")),
-                         ids=lambda p: str(p.relative_to(i18n.I18N)))
-def test_no_line_break_between_two_cjk_characters(path):
-    """A browser shows such a break as a space that Chinese and Japanese text has not."""
-    assert i18n.cjk_line_breaks(path.read_text()) == []
-
-
-def test_cjk_line_breaks_are_found_and_joined_in_prose_only():
-    text = ("---\ntitle: 标题\n---\n\n# 标题\n\n第一行\n第二行，\nNVIDIA 的\n`code`\n\n"
-            "```{code-cell} ipython3\nprint('张\\n量')\n# 张\n# 量\n```\n")
-    assert i18n.cjk_line_breaks(text) == ["第一行"]  # "，" then "N": a space is right
-    joined = i18n.join_cjk_lines(text)
-    assert "第一行第二行，\nNVIDIA 的\n`code`" in joined
-    assert "# 张\n# 量" in joined and i18n.cjk_line_breaks(joined) == []

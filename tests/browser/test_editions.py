@@ -3,8 +3,9 @@
 Each page of each edition, read from the built HTML: its language, its links
 to the other editions, its launch buttons and its recorded GPU tabs; then
 opened in Chromium at 390 px (a phone): no console error, nothing wider than
-the screen, the switcher shown. The English pages' own browser checks are in
-test_site_browser.py; the links of every edition are crawled by test_links.py.
+the screen, the switcher shown, emphasis as the language's tradition has it.
+The English pages' own browser checks are in test_site_browser.py; the links
+of every edition are crawled by test_links.py.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import re
 
 import pytest
 
-from booktools import i18n
+from booktools import i18n, typography
 from booktools.book import ROOT, book_config, repository, toc_pages
 from test_site_browser import (CHROMIUM, PHONE, SCREENSHOTS, PageLog, new_context,
                                offline_chromium, sync_api)
@@ -71,7 +72,7 @@ def test_edition_searches_in_its_language(built_site, code):
 
 class PhoneVisit:
     """One page load at 390 px, in the one tab this module navigates: what its
-    PageLog recorded and what SWITCHER reads. Lighter than test_site_browser's
+    PageLog recorded and what SWITCHER and EMPHASIS read. Lighter than test_site_browser's
     Visit (no folds opened, no page weight, the HTTP cache on), which the
     English pages get."""
 
@@ -79,6 +80,7 @@ class PhoneVisit:
         log.clear()
         tab.goto(url, wait_until="load")
         self.data = tab.evaluate(SWITCHER)
+        self.emphasis = tab.evaluate(EMPHASIS)
         screenshot.parent.mkdir(parents=True, exist_ok=True)
         tab.screenshot(path=str(screenshot), quality=85)
         self.console, self.failed = log.console, log.failed + log.bad_status
@@ -122,6 +124,32 @@ SWITCHER = """() => {
       current: (nav.querySelector('a[aria-current="page"]') || {}).lang || null},
   };
 }"""
+
+
+EMPHASIS = """() => [...document.querySelectorAll('article em, article strong')].map(e => {
+  const style = getComputedStyle(e);
+  return {tag: e.tagName.toLowerCase(), text: e.textContent, latin: e.classList.contains('latin'),
+          slant: style.fontStyle, marks: style.textEmphasisStyle,
+          position: style.textEmphasisPosition};
+})"""
+# How each tradition emphasises (Chromium's computed names): Chinese dots
+# under the characters, Japanese sesame dots over them.
+CJK_EMPHASIS = {"zh": ("dot", "under"), "ja": ("sesame", "over")}
+
+
+@pytest.mark.parametrize("lang, page", PAGES, ids=IDS)
+def test_edition_emphasis_follows_its_tradition(phone_visits, lang, page):
+    """Chinese and Japanese emphasis upright with dots, Latin emphasis italic, bold as it was."""
+    marks, position = CJK_EMPHASIS.get(lang.code.split("-")[0], ("none", None))
+    for e in phone_visits(lang.code, page).emphasis:
+        cjk = typography.has_cjk(e["text"])
+        if e["tag"] == "strong":
+            assert (e["slant"], e["marks"]) == ("normal", "none"), e
+        elif cjk and lang.cjk:
+            assert not e["latin"] and e["slant"] == "normal" and e["marks"] == marks \
+                and position in e["position"], e
+        else:
+            assert e["latin"] and (e["slant"], e["marks"]) == ("italic", "none"), e
 
 
 @pytest.mark.parametrize("lang, page", PAGES, ids=IDS)

@@ -186,7 +186,7 @@ _SKIP_LINE = re.compile(r"^\s*(?:\(.+\)=\s*$|\+\+\+|<!--.*-->\s*$)")
 
 
 def _alt_texts(header: list, first_line: int) -> list:
-    """(line, text) of the image alt texts and captions in a code cell's YAML header."""
+    """(line of its key, text) of the image alt texts and captions in a code cell's YAML header."""
     try:
         import yaml
         meta = yaml.safe_load("\n".join(header)) or {}
@@ -198,7 +198,9 @@ def _alt_texts(header: list, first_line: int) -> list:
         part = (mystnb or {}).get(key) or {}
         for field_ in ("alt", "caption"):
             if isinstance(part, dict) and isinstance(part.get(field_), str):
-                found.append((first_line, part[field_]))
+                at = next((first_line + n for n, line in enumerate(header)
+                           if re.match(rf"\s*{field_}:", line)), first_line)
+                found.append((at, part[field_]))
     return found
 
 

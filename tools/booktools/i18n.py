@@ -5,7 +5,7 @@ the English code cells unchanged and everything a reader reads translated;
 its notebook (.ipynb beside it) is made from it and the English notebook's
 outputs (``sync``), so that only the English notebooks are executed.
 
-Two kinds of difference from English, kept apart:
+Three kinds of finding, kept apart:
 
 - *structure* (the code cells with their names and tags, labels, references,
   exercises, the hardware note, the front matter): must equal English's;
@@ -16,8 +16,14 @@ Two kinds of difference from English, kept apart:
   (``translation: english_prose:`` in its front matter, written by
   ``stamp``). When the English prose changes, the page shows a banner and
   ``report`` counts it; nothing fails.
+- *the edition's rules* (``rule_problems``): its typography (booktools.typography:
+  in zh-CN and ja one paragraph per line, bold outside full-width punctuation,
+  CJK spacing at links and cross-references; in every edition, bold that
+  parses) and its glossary (i18n/<code>/glossary.yml, booktools.glossary):
+  each fault with its file:line and what to do; ``reflow`` mends the line breaks.
 
-    python -m booktools.i18n check            # structure problems; exit 1 if any
+    python -m booktools.i18n check            # structure and rule problems; exit 1 if any
+    python -m booktools.i18n reflow CODE [CHAPTER ...]  # zh-CN, ja: a paragraph a line
     python -m booktools.i18n sync [CODE ...]   # write the translated notebooks
     python -m booktools.i18n stamp CODE CHAPTER [CHAPTER ...]
     python -m booktools.i18n report           # translated, lagging and missing pages
@@ -42,14 +48,14 @@ import jupytext
 import nbformat
 import yaml
 
-from booktools import notebooks
+from booktools import carried, glossary, notebooks, typography
 from booktools.gpu_figures import prose_paragraphs
 from booktools.runs import code_cells
 
 __all__ = ["Language", "languages", "language", "for_sphinx", "translations",
            "english_chapters", "source", "notebook", "prose_hash", "recorded_hash",
-           "lags", "stamp", "structure_problems", "check", "build_notebook", "carry_code",
-           "sync", "cjk_line_breaks", "join_cjk_lines",
+           "lags", "stamp", "structure_problems", "glossary_file", "exercise_word",
+           "rule_problems", "check", "build_notebook", "carry_code", "sync", "reflow",
            "site_path", "alternates", "stage", "STAGES", "report", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,6 +85,11 @@ class Language:
     @property
     def english(self) -> bool:
         return self.code == "en"
+
+    @property
+    def cjk(self) -> bool:
+        """Chinese or Japanese: no spaces between words, a paragraph a line."""
+        return self.code.split("-")[0] in ("zh", "ja")
 
 
 @lru_cache(maxsize=None)
@@ -269,6 +280,116 @@ def _note_problems(code, text, english_text, where, i18n) -> list[str]:
     return []
 
 
+def glossary_file(code: str, i18n: Path = I18N) -> Path:
+    return i18n / code / "glossary.yml"
+
+
+def exercise_word(code: str) -> str:
+    """What sphinx-exercise calls an exercise in an edition's language ("练习")."""
+    import gettext
+
+    import sphinx_exercise
+    locales = Path(sphinx_exercise.__file__).parent / "translations" / "locales"
+    catalog = gettext.translation("exercise", locales, [language(code).sphinx], fallback=True)
+    return catalog.gettext("Exercise")
+
+
+@lru_cache(maxsize=16)
+def _titles(code: str, folder: Path, stamp: tuple) -> typography.Titles:
+    """An edition's titles, read again whenever one of its chapters changed."""
+    return typography.Titles.of(folder, exercise_word(code))
+
+
+def _edition_titles(code: str, i18n: Path) -> typography.Titles:
+    folder = i18n / code / "chapters"
+    return _titles(code, folder,
+                   tuple((p.name, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.md"))))
+
+
+def rule_problems(code: str, chapter: str, i18n: Path = I18N,
+                  chapters: Path = CHAPTERS) -> list[str]:
+    """Where a translation breaks its edition's typography or glossary, as file:line: what to do.
+
+    Every edition: bold that parses, no form its glossary avoids, and each
+    figure of the English prose in its prose (booktools.carried). zh-CN
+    and ja besides: a paragraph a line, no bold ending in full-width
+    punctuation before a space, CJK spacing at links and cross-references
+    (booktools.typography). A bad glossary is a problem of its own, first.
+    """
+    path = source(code, chapter, i18n)
+    if not path.is_file():
+        return []  # structure_problems says it is missing
+    lang, where, text = language(code), _shown(path, i18n), path.read_text(encoding="utf-8")
+    found = typography.bold_faults(text, lang.cjk)
+    english = chapters / f"{chapter}.md"
+    problems = [f"{_shown(english, i18n)}:{line}: the figure {figure} stands {times} time(s) "
+                f"in this prose and {have} in {where}'s prose: carry it over (a decimal comma "
+                "is fine)"
+                for line, figure, times, have in (carried.missing_figures(
+                    english.read_text(encoding="utf-8"), text) if english.is_file() else [])]
+    if lang.cjk:
+        found += typography.line_breaks(text)
+        found += typography.link_faults(text, _edition_titles(code, i18n))
+    glossary_name = _shown(glossary_file(code, i18n), i18n)
+    try:
+        terms = glossary.load(glossary_file(code, i18n), glossary_name)
+    except ValueError as error:
+        return [str(error)] + [f"{where}:{line}: {message}" for line, message in
+                               sorted(found, key=lambda f: f[0])] + problems
+    for paragraph in prose_paragraphs(text) if terms else []:
+        for offset, form, term in glossary.avoided(terms, paragraph.masked):
+            found.append((paragraph.line_at(offset),
+                          f'"{form}" is avoided in this edition ({glossary_name}: use '
+                          f'"{term.term}" for "{term.en}")'))
+    return [f"{where}:{line}: {message}" for line, message in
+            sorted(found, key=lambda f: f[0])] + problems
+
+
+def reflow(code: str, names: list[str] | None = None, chapters: Path = CHAPTERS,
+           i18n: Path = I18N) -> list[Path]:
+    """Put each paragraph and figure text of a zh-CN or ja translation on one line.
+
+    Joins lines as booktools.typography.reflow does, in the chapters named
+    (every translated one without names) and the edition's hardware-note
+    snippet, and writes their notebooks again; returns the files changed.
+    Refuses, writing nothing, for an edition that wraps its lines freely, or
+    where a translation's code cells are not English's (sync first) or a
+    figure text cannot be joined.
+    """
+    if not language(code).cjk:
+        raise ValueError(f"{code} wraps its lines freely: reflow is for Chinese and Japanese")
+    names = names or [c for c in english_chapters(chapters) if source(code, c, i18n).is_file()]
+    titles = _edition_titles(code, i18n)
+    paths = [source(code, chapter, i18n) for chapter in names]
+    for chapter, path in zip(names, paths):
+        if chapter not in english_chapters(chapters) or not path.is_file():
+            raise ValueError(f"no translation {_shown(path, i18n)} of an English chapter")
+    texts, problems = {}, []
+    for chapter, path in zip(names, paths):
+        english = chapters / f"{chapter}.ipynb"
+        problems += _code_problems(_english_notebook(english, english.stat().st_mtime_ns),
+                                   _parsed(path.read_text()), _shown(path, i18n))
+    snippet = i18n / code / SNIPPET
+    for path in paths + ([snippet] if snippet.is_file() else []):
+        try:
+            texts[path] = typography.reflow(path.read_text(encoding="utf-8"), titles)
+        except ValueError as error:
+            problems.append(f"{_shown(path, i18n)}: {error}")
+    if problems:
+        raise ValueError("nothing written: run sync first, or mend by hand:\n"
+                         + "\n".join(problems))
+    changed = [path for path, text in texts.items() if text != path.read_text(encoding="utf-8")]
+    for path in changed:
+        _write(path, lambda f, text=texts[path]: f.write(text))
+    for chapter in names:
+        target, nb = notebook(code, chapter, i18n), build_notebook(code, chapter, chapters, i18n)
+        if not target.is_file() or \
+                _notebook_key(nbformat.read(target, as_version=4)) != _notebook_key(nb):
+            _write(target, lambda f, nb=nb: nbformat.write(nb, f))
+            changed.append(target)
+    return changed
+
+
 def _notebook_key(nb) -> list:
     return [(c.cell_type, c.source, c.get("outputs"), dict(c.metadata)) for c in nb.cells]
 
@@ -335,39 +456,6 @@ def carry_code(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = 
                              "alt text or caption: copy English's cell and translate those")
         text = text[:blocks[i].start()] + english_blocks[i].group(0) + text[blocks[i].end():]
     return text
-
-
-# Chinese and Japanese characters and punctuation: a line break between two of
-# them shows as a space in the browser, where the text has none.
-CJK = re.compile("[\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
-
-
-def _cjk_breaks(text: str) -> list[int]:
-    """Numbers (from 1) of the prose lines that end between two CJK characters."""
-    lines = text.splitlines()
-    found = []
-    for paragraph in prose_paragraphs(text):
-        numbers = [number for _, number in paragraph.starts]
-        for this, following in zip(numbers, numbers[1:]):
-            end, start = lines[this - 1].rstrip(), lines[following - 1].lstrip()
-            if following == this + 1 and end and start and CJK.match(end[-1]) \
-                    and CJK.match(start[0]):
-                found.append(this)
-    return found
-
-
-def cjk_line_breaks(text: str) -> list[str]:
-    """The lines of prose that end between two CJK characters (shown as a stray space)."""
-    lines = text.splitlines()
-    return [lines[number - 1].strip()[-30:] for number in _cjk_breaks(text)]
-
-
-def join_cjk_lines(text: str) -> str:
-    """The text with every line break between two CJK characters of prose removed."""
-    lines = text.splitlines(keepends=True)
-    for number in reversed(_cjk_breaks(text)):
-        lines[number - 1:number + 1] = [lines[number - 1].rstrip() + lines[number].lstrip()]
-    return "".join(lines)
 
 
 def _write(path: Path, write) -> None:
@@ -471,9 +559,12 @@ def stage(code: str, build: Path = STAGES, site: Path = ROOT / "_build" / "html"
 
 
 def check(chapters: Path = CHAPTERS, i18n: Path = I18N) -> list[str]:
-    """The structure problems of every translation (empty: none)."""
-    return [problem for lang in translations() for chapter in english_chapters(chapters)
-            for problem in structure_problems(lang.code, chapter, chapters, i18n)]
+    """The structure and rule problems of every translation (empty: none); a bad
+    glossary once, as ``i18n/<code>/glossary.yml: entry N (term): what is wrong``."""
+    return list(dict.fromkeys(  # each chapter's rule_problems repeat a bad glossary
+        problem for lang in translations() for chapter in english_chapters(chapters)
+        for problem in (structure_problems(lang.code, chapter, chapters, i18n)
+                        + rule_problems(lang.code, chapter, i18n, chapters))))
 
 
 def report(chapters: Path = CHAPTERS, i18n: Path = I18N) -> dict:
@@ -496,9 +587,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m booktools.i18n",
                                      description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("check", help="structure problems of every translation")
+    sub.add_parser("check", help="structure and rule problems of every translation")
     s = sub.add_parser("sync", help="write the translated notebooks")
     s.add_argument("codes", nargs="*")
+    s = sub.add_parser("reflow", help="zh-CN, ja: put each paragraph on one line")
+    s.add_argument("code")
+    s.add_argument("chapters", nargs="*")
     s = sub.add_parser("stamp", help="record that a translation is of today's English")
     s.add_argument("code")
     s.add_argument("chapters", nargs="+")
@@ -511,8 +605,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "check":
             problems = check()
-            print("\n".join(problems) or "every translation has English's structure")
+            print("\n".join(problems) or "every translation has English's structure "
+                  "and follows its edition's rules")
+            if problems:
+                print(f"{len(problems)} problem(s) (README: Translations)")
             return 1 if problems else 0
+        if args.command == "reflow":
+            changed = reflow(args.code, args.chapters)
+            for path in changed:
+                print(f"reflow: {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+            print(f"reflow: {len(changed)} file(s) changed")
         if args.command == "sync":
             for path in sync(args.codes):
                 print(f"sync: {path.relative_to(ROOT)}")

@@ -9,7 +9,8 @@ is found out of date. In order:
 2. English builds into ``_build/html`` in a process of its own (a fork, so
    it imports nothing again), while this one checks that the chapters' .md
    and .ipynb agree (``booktools.notebooks``) and that every translation has
-   English's structure (``booktools.i18n``), and stages the editions;
+   English's structure and follows its edition's rules (``booktools.i18n``),
+   and stages the editions;
 3. each edition builds the same way into ``_build/html/<code>/``.
 
 Each build is ``jupyter-book build -W -n --keep-going`` (a warning fails it),
@@ -109,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     builds = {"en": _fork_build("en")}
     for problems, what in ((notebooks.pair_problems, "a chapter's .md and .ipynb disagree: "
                             "bash scripts/refresh.sh chapters/NAME.md"),
-                           (i18n.check, "a translation's structure differs from English's "
-                            "(README: Translations)")):
+                           (i18n.check, "a translation's structure differs from English's, "
+                            "or it breaks its edition's rules (README: Translations)")):
         problems = problems()
         if problems:
             print(*problems, f"site: {what}", sep="\n", file=sys.stderr)

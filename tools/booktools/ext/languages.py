@@ -12,7 +12,10 @@ language's. This extension adds, on every chapter page:
 - on a translated page whose English prose changed since it was translated,
   a short banner in its language linking the English page;
 - a solution's title in the page's language (sphinx-exercise translates
-  "Solution to", not the bare "Solution" of ``solution_follow_exercise``).
+  "Solution to", not the bare "Solution" of ``solution_follow_exercise``);
+- on a translated page, the class ``latin`` on each emphasis without a
+  Chinese or Japanese character (an English title, a menu path), which
+  _static/book.css keeps italic where CJK emphasis is upright with dots.
 """
 from __future__ import annotations
 
@@ -21,7 +24,9 @@ import html
 from docutils import nodes
 from sphinx.application import Sphinx
 
-from booktools import i18n
+from booktools import i18n, typography
+
+LATIN_EMPHASIS = "latin"  # the class book.css exempts from CJK emphasis
 
 
 def _switcher(lang: i18n.Language, links: list) -> str:
@@ -69,7 +74,16 @@ def translate_solution_titles(app: Sphinx, doctree, docname: str) -> None:
             title.children = [nodes.Text(word)]
 
 
+def mark_latin_emphasis(app: Sphinx, doctree, docname: str) -> None:
+    if i18n.for_sphinx(app.config.language).english:
+        return
+    for node in doctree.findall(nodes.emphasis):
+        if not typography.has_cjk(node.astext()) and LATIN_EMPHASIS not in node["classes"]:
+            node["classes"].append(LATIN_EMPHASIS)
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", add_editions)
     app.connect("doctree-resolved", translate_solution_titles)
+    app.connect("doctree-resolved", mark_latin_emphasis)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}

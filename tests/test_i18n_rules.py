@@ -1,0 +1,328 @@
+"""The editions' own rules (booktools.i18n check): typography (booktools.typography),
+glossaries (booktools.glossary), the reflow command, and CJK emphasis in the CSS."""
+from __future__ import annotations
+
+import re
+import shutil
+from types import SimpleNamespace
+
+import pytest
+from docutils import nodes
+from docutils.utils import new_document
+
+from booktools import glossary, i18n, typography
+from booktools.ext import languages as ext
+from booktools.gpu_figures import prose_paragraphs
+
+EDITIONS = [lang.code for lang in i18n.translations()]
+CHAPTERS = i18n.english_chapters()
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.parametrize("code", EDITIONS)
+def test_translation_follows_its_editions_rules(code, chapter):
+    """zh-CN and ja: a paragraph a line, bold outside full-width punctuation, CJK spacing
+    at links; every edition: bold that parses, no form its glossary avoids."""
+    assert i18n.rule_problems(code, chapter) == []
+
+
+# --- a tiny edition of each language, clean, and one fault planted at a time ---
+
+DEMO = {
+    "zh-CN": """\
+(demo)=
+# 演示
+
+张量位于 GPU 上，见{doc}`other`。**你什么都不需要**。每一章都能运行。
+
+- 列表项说明 `cuda:0` 是第一块 GPU，参见 [PyTorch 文档](https://pytorch.org)。
+
+```{code-cell} ipython3
+---
+mystnb:
+  image:
+    alt: "一张图：张量从 CPU 复制到 GPU。"
+---
+print("张\\n量")  # 装置
+```
+
+(demo-more)=
+## 更多
+
+详见{ref}`demo-more`和{ref}`other-ex` 的解答，是 **`x`**。
+""",
+    "ja": """\
+(demo)=
+# デモ
+
+テンソルは GPU 上にあります。{doc}`other`を参照してください。**何も要りません**。すぐに始められます。
+
+PyTorch の[キャッシングアロケータ](https://pytorch.org)は{ref}`other-ex` で使います。
+""",
+    "pt-BR": """\
+(demo)=
+# Demonstração
+
+Um parágrafo pode ocupar várias linhas em português: **nada
+mais** é preciso, veja {doc}`other`.
+""",
+}
+OTHER = {
+    "zh-CN": "# 其他章节\n\n```{exercise} 一个练习\n:label: other-ex\n\n做点什么。\n```\n",
+    "ja": "# その他の章\n\n```{exercise} 練習\n:label: other-ex\n\n何かをする。\n```\n",
+    "pt-BR": "# Outro capítulo\n",
+}
+GLOSSARY = """\
+# Terms of the zh-CN edition.
+terms:
+  - en: device
+    term: 设备
+    avoid: [装置]
+    allow: [装置化]
+"""
+
+
+@pytest.fixture
+def edition(tmp_path):
+    """i18n/<code>/chapters/{demo,other}.md of each edition, and a zh-CN glossary."""
+    root = tmp_path / "i18n"
+    for code, text in DEMO.items():
+        (root / code / "chapters").mkdir(parents=True)
+        (root / code / "chapters" / "demo.md").write_text(text)
+        (root / code / "chapters" / "other.md").write_text(OTHER[code])
+    (root / "zh-CN" / "glossary.yml").write_text(GLOSSARY)
+    return root
+
+
+@pytest.mark.parametrize("code", list(DEMO))
+def test_the_tiny_editions_follow_the_rules(edition, code):
+    assert i18n.rule_problems(code, "demo", edition) == []
+
+
+PLANTED = [  # edition, text, planted text, what check says, the line it names
+    ("zh-CN", "GPU 上，见", "GPU 上，\n见", "a line break inside a paragraph", "GPU 上，"),
+    ("zh-CN", "第一块 GPU，", "第一块 GPU，\n  ", "a line break inside a paragraph", "第一块"),
+    # the break, not a space after "，" before the link: the join's space is no fault of its own
+    ("zh-CN", "GPU，参见 [PyTorch", "GPU，\n  [PyTorch", "a line break inside a paragraph",
+     "第一块"),
+    ("zh-CN", "张量从 CPU", "张量从\n      CPU", "a line break inside the figure's alt: text",
+     "alt:"),
+    ("zh-CN", "**你什么都不需要**。每", "**你什么都不需要。** 每", 'bold ends with "。" and a space',
+     "需要"),
+    ("zh-CN", "是 **`x`**。", "是**`x`**。", "stays literal: the bold does not parse", "是**"),
+    ("zh-CN", "见{doc}`other`", "见 {doc}`other`",
+     'a space between "见" and "其" at {doc}`other` (shown "其他章节")', "见 {doc}"),
+    ("zh-CN", "参见 [PyTorch", "参见[PyTorch", 'no space between "见" and "P"', "参见["),
+    ("zh-CN", "`other-ex` 的", "`other-ex`的", 'no space between "N" and "的" at {ref}`other-ex` '
+     '(shown "练习 N")', "`other-ex`的"),
+    ("zh-CN", "和{ref}`other-ex`", "和 {ref}`other-ex`", 'a space between "和" and "练"',
+     "和 {ref}"),
+    ("zh-CN", "GPU 上，", "GPU 装置上，", '"装置" is avoided in this edition '
+     '(i18n/zh-CN/glossary.yml: use "设备" for "device")', "装置上"),
+    ("ja", "の[キャッシングアロケータ](https://pytorch.org)は",
+     "の [キャッシングアロケータ](https://pytorch.org) は", 'a space between "の" and "キ"',
+     "キャッシング"),
+    ("ja", "**何も要りません**。す", "**何も要りません。** す", 'bold ends with "。" and a space',
+     "要りません"),
+    ("pt-BR", "veja {doc}", "veja **{doc}", '"**" stays literal: the bold does not parse', "veja"),
+]
+
+
+@pytest.mark.parametrize("code, old, new, expected, at", PLANTED,
+                         ids=[f"{p[0]}:{p[3][:30]}" for p in PLANTED])
+def test_a_planted_fault_is_named_with_its_file_and_line(edition, code, old, new, expected, at):
+    path = edition / code / "chapters" / "demo.md"
+    text = path.read_text()
+    assert old in text, old
+    text = text.replace(old, new, 1)
+    path.write_text(text)
+    line = next(n for n, content in enumerate(text.splitlines(), 1) if at in content)
+    problems = i18n.rule_problems(code, "demo", edition)
+    assert problems and expected in problems[0], problems
+    assert all(p.startswith(f"i18n/{code}/chapters/demo.md:{line}: ") for p in problems), problems
+
+
+def test_glossary_allows_its_longer_strings_and_ignores_code_and_link_targets(edition):
+    path = edition / "zh-CN" / "chapters" / "demo.md"
+    path.write_text(path.read_text().replace("GPU 上，", "GPU 装置化上，`装置`，[设备](装置.html)，"))
+    assert i18n.rule_problems("zh-CN", "demo", edition) == []
+
+
+def test_pt_br_may_wrap_its_paragraphs_and_the_rules_name_no_line_break(edition):
+    assert "\n" in DEMO["pt-BR"].split("\n\n")[1].strip()  # the fixture's wrapped paragraph
+    assert i18n.rule_problems("pt-BR", "demo", edition) == []
+
+
+# --- the numbers carry over ---
+
+ENGLISH = """\
+# Demo
+
+On the NVIDIA H100 a copy ran at 1.35 TFLOP/s and took 5.24 ms;
+the product reached 51155.7 GFLOP/s, 1.4x the CPU's, which took 5.24 ms too.
+"""
+
+
+@pytest.mark.parametrize("code, old, new", [
+    ("pt-BR", "1,35 TFLOP/s", "1,53 TFLOP/s"),
+    ("pt-BR", "51.155,7 GFLOP/s", "51.155 GFLOP/s"),
+    ("pt-BR", "também 5,24 ms", "também"),  # English says 5.24 ms twice
+    ("zh-CN", "1.4 倍", "1.45 倍"),  # a longer number is not the figure
+])
+def test_a_figure_of_the_english_prose_missing_from_a_translation_is_named(tmp_path, code, old,
+                                                                           new):
+    chapters, root = tmp_path / "chapters", tmp_path / "i18n"
+    chapters.mkdir()
+    (chapters / "demo.md").write_text(ENGLISH)
+    texts = {"pt-BR": "# Demo\n\nNa NVIDIA H100, uma cópia rodou a 1,35 TFLOP/s e levou 5,24 ms;\n"
+                      "o produto chegou a 51.155,7 GFLOP/s, 1,4x o da "
+                      "CPU, que levou também 5,24 ms.\n",
+             "zh-CN": "# 演示\n\n在 NVIDIA H100 上，一次复制的速度为 1.35 TFLOP/s，耗时 5.24 ms；"
+                      "乘积达到 51155.7 GFLOP/s，是 CPU 的 1.4 倍，CPU 同样耗时 5.24 ms。\n"}
+    path = root / code / "chapters" / "demo.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(texts[code])
+    assert i18n.rule_problems(code, "demo", root, chapters) == []
+    assert old in texts[code]
+    path.write_text(texts[code].replace(old, new))
+    problems = i18n.rule_problems(code, "demo", root, chapters)
+    assert len(problems) == 1 and re.match(
+        rf"chapters/demo.md:[34]: the figure \S+ ?\S* stands [12] time\(s\) in this prose and "
+        rf"[01] in i18n/{code}/chapters/demo.md's prose: carry it over", problems[0]), problems
+
+
+# --- reflow ---
+
+def test_reflow_joins_as_cjk_typography_wants():
+    text = ("# 标题\n\n第一行\n第二行，\nNVIDIA 的\n`code`\n是\n[链接](u)\n，\n**粗体**\n见\n"
+            "{doc}`other`\n\n- 项目\n  GPU\n\n| a |\n|---|\n| 表 |\n\n"
+            "```{code-cell} ipython3\n---\nmystnb:\n  image:\n    alt: >-\n      图：\n"
+            "      一条线\n---\nprint('张\\n量')\n# 张\n# 量\n```\n")
+    titles = typography.Titles({"other": "其他"}, {})
+    assert typography.reflow(text, titles) == (
+        "# 标题\n\n第一行第二行，NVIDIA 的 `code` 是[链接](u)，**粗体**见{doc}`other`\n\n"
+        "- 项目 GPU\n\n| a |\n|---|\n| 表 |\n\n"
+        "```{code-cell} ipython3\n---\nmystnb:\n  image:\n    alt: \"图：一条线\"\n---\n"
+        "print('张\\n量')\n# 张\n# 量\n```\n")
+
+
+@pytest.fixture
+def book(tmp_path):
+    """English tensors and devices, and the zh-CN and ja translations of the book."""
+    chapters, root = tmp_path / "chapters", tmp_path / "i18n"
+    chapters.mkdir()
+    for chapter in ("tensors", "devices"):
+        for suffix in (".md", ".ipynb"):
+            shutil.copy(i18n.CHAPTERS / f"{chapter}{suffix}", chapters)
+    for code in ("zh-CN", "ja"):
+        shutil.copytree(i18n.I18N / code, root / code)
+    return chapters, root
+
+
+def _paragraphs(text: str) -> list[str]:
+    return [re.sub(r"\s", "", p.text) for p in prose_paragraphs(text)]
+
+
+@pytest.mark.parametrize("code", ["zh-CN", "ja"])
+def test_reflow_leaves_one_line_a_paragraph_and_the_rest_as_it_was(book, code):
+    chapters, root = book
+    paths = [i18n.source(code, c, root) for c in ("tensors", "devices")]
+    paths.append(root / code / i18n.SNIPPET)
+    before = {path: path.read_text() for path in paths}
+    i18n.reflow(code, ["tensors", "devices"], chapters, root)
+    for path in paths:
+        text = path.read_text()
+        assert typography.line_breaks(text) == [], path
+        assert re.sub(r"\s", "", text) == re.sub(r"\s", "", before[path])  # only spacing
+        assert _paragraphs(text) == _paragraphs(before[path])
+    for chapter in ("tensors", "devices"):  # code, labels, notebook in step
+        assert i18n.structure_problems(code, chapter, chapters, root) == []
+
+
+def test_reflow_refuses_an_edition_that_wraps_freely_and_a_translation_behind_english(book):
+    chapters, root = book
+    with pytest.raises(ValueError, match="pt-BR wraps its lines freely"):
+        i18n.reflow("pt-BR", None, chapters, root)
+    path = i18n.source("zh-CN", "tensors", root)
+    path.write_text(path.read_text().replace("import torch\n", "import torch as t\n", 1))
+    before = {p: p.read_bytes() for p in (root / "zh-CN").rglob("*") if p.is_file()}
+    with pytest.raises(ValueError, match=r"(?s)nothing written: run sync first.*tensors.md: code"):
+        i18n.reflow("zh-CN", ["devices", "tensors"], chapters, root)
+    assert {p: p.read_bytes() for p in (root / "zh-CN").rglob("*") if p.is_file()} == before
+
+
+# --- glossary files ---
+
+def test_check_names_a_bad_glossary_by_its_file_and_entry_and_still_checks_the_rest(edition):
+    (edition / "zh-CN" / "glossary.yml").write_text(GLOSSARY + "    avoids: [x]\n")
+    path = edition / "zh-CN" / "chapters" / "demo.md"
+    path.write_text(path.read_text().replace("见{doc}", "见 {doc}"))
+    problems = i18n.rule_problems("zh-CN", "demo", edition)
+    assert problems[0] == ("i18n/zh-CN/glossary.yml: entry 1 (device): unknown key(s) avoids "
+                           "(an entry has allow, avoid, en, note, term)")
+    assert len(problems) == 2 and problems[1].startswith("i18n/zh-CN/chapters/demo.md:")
+
+
+@pytest.mark.parametrize("text, error", [
+    ("terms:\n  - term: 设备\n", r"entry 1: `en` is missing"),
+    ("terms:\n  - en: device\n    term: 设备\n    avoid: [设备]\n",
+     r"entry 1 \(device\): avoids its own term"),
+    ("terms:\n  - en: device\n    term: 设备\n    avoids: [装置]\n", r"unknown key\(s\) avoids"),
+    ("terms:\n  - en: device\n    term: 设备\n    avoid: [装置]\n    allow: [设备化]\n",
+     r"allow '设备化' holds no avoided form"),
+    ("terms:\n  - en: device\n    term: 设备\n    avoid: 装置: x\n", r"not YAML"),
+    ("terms:\n  - en: device\n    term: 设备\n    avoid: [1]\n", r"`avoid` must be a list"),
+    ("words: []\n", r"one key, `terms`"),
+])
+def test_a_bad_glossary_names_its_file_and_entry(tmp_path, text, error):
+    path = tmp_path / "glossary.yml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=re.escape(str(path)) + ".*" + error):
+        glossary.load(path)
+
+
+def test_a_glossary_finds_avoided_forms_but_not_inside_allowed_strings_or_its_term(tmp_path):
+    assert glossary.load(tmp_path / "missing.yml") == []
+    path = tmp_path / "glossary.yml"
+    path.write_text("terms:\n  - en: example\n    term: 例示\n    avoid: [例]\n"
+                    "    allow: [例えば, 例外]\n")
+    terms = glossary.load(path)
+    hits = glossary.avoided(terms, "例えば、例外、例示、例。")
+    assert [(offset, form) for offset, form, _ in hits] == [(10, "例")]
+
+
+# --- CJK emphasis in the CSS and the pages ---
+
+def _css_rules(css: str) -> dict:
+    """{selector: {property: value}} of a stylesheet's innermost blocks."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    rules = {}
+    for selectors, body in re.findall(r"([^{}]+)\{([^{}]*)\}", css):
+        declarations = dict(re.findall(r"([\w-]+)\s*:\s*([^;]+?)\s*(?:;|$)", body))
+        for selector in selectors.split(","):
+            rules.setdefault(" ".join(selector.split()), {}).update(declarations)
+    return rules
+
+
+@pytest.mark.parametrize("lang, marks, position", [("zh", "filled dot", "under"),
+                                                    ("ja", "filled sesame", "over")])
+def test_the_book_css_sets_cjk_emphasis_upright_with_the_traditions_dots(lang, marks, position):
+    rules = _css_rules((i18n.ROOT / "_static" / "book.css").read_text())
+    style = rules.get(f":lang({lang}) article em:not(.{ext.LATIN_EMPHASIS})", {})
+    assert style.get("font-style") == "normal"
+    assert style.get("text-emphasis") == marks == style.get("-webkit-text-emphasis")
+    assert position in style.get("text-emphasis-position", "")
+
+
+def test_translated_pages_mark_emphasis_without_cjk_as_latin():
+    def marked(language):
+        document = new_document("demo")
+        paragraph = nodes.paragraph()
+        paragraph += [nodes.emphasis(text="队列"), nodes.emphasis(text="Dive into Deep Learning"),
+                      nodes.emphasis(text="GPU の*キュー*")]
+        document += paragraph
+        ext.mark_latin_emphasis(SimpleNamespace(config=SimpleNamespace(language=language)),
+                                document, "chapters/demo")
+        return [ext.LATIN_EMPHASIS in node["classes"] for node in document.findall(nodes.emphasis)]
+    assert marked("zh_CN") == marked("ja") == marked("pt_BR") == [False, True, False]
+    assert marked("en") == [False, False, False]

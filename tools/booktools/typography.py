@@ -1,0 +1,404 @@
+"""The editions' typography: line breaks, bold and spacing in Chinese and Japanese prose.
+
+A browser shows a line break inside a paragraph as a space, which Chinese and
+Japanese text does not have, so zh-CN and ja keep each paragraph, list item,
+table row and figure text (a code cell's ``alt:`` and ``caption:``) on one
+line; ``reflow`` joins the lines of a text to that rule. Where two pieces of
+text meet (a joined line, a link's edge), the rule of both editions applies
+(``wants_space``): nothing between two CJK characters or next to full-width
+punctuation, one space between CJK and Latin text.
+
+Bold: ``bold_faults`` renders each prose paragraph's inline markdown with
+markdown-it as MyST configures it (the book's ``myst_enable_extensions``) and
+finds a ``**`` or ``__`` left literal (a bold that did not parse: an opening
+``**`` between a CJK character and punctuation or code is not left-flanking),
+and a bold ending in full-width punctuation and a space (``**…。** 每``: the
+space shows; ``**…**。每`` needs none).
+
+Links: ``link_faults`` holds each edge of a link, ``{doc}`` and ``{ref}`` to
+the same rule, between the neighbouring character and the first or last
+character the reader sees of it: its text, or for a role without a title the
+title of its target in that edition (``Titles``).
+
+Each function returns ``(line, message)`` pairs; ``booktools.i18n check``
+reports them as ``file:line: message``.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from booktools.gpu_figures import prose_paragraphs
+
+__all__ = ["CJK_LETTER", "FULLWIDTH_PUNCTUATION", "has_cjk", "wants_space", "Titles",
+           "line_breaks", "reflow", "bold_faults", "link_faults"]
+
+# Han, kana, 々〆〇, full-width letters and digits, half-width katakana.
+CJK_LETTER = re.compile("[\u3005-\u3007\u3040-\u309f\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff"
+                        "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff10-\uff19\uff21-\uff3a"
+                        "\uff41-\uff5a\uff66-\uff9f\U00020000-\U0003134f]")
+# Full-width punctuation carries its own space. Chinese fonts set “” ‘’ — …
+# full width too, and zh-CN writes them with no space around.
+FULLWIDTH_PUNCTUATION = re.compile("[\u3000-\u3004\u3008-\u303f\u30fb\uff01-\uff0f"
+                                   "\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
+                                   "\u2018\u2019\u201c\u201d\u2014\u2026]")
+LATIN = re.compile(r"[0-9A-Za-z\u00c0-\u024f]")
+ROLE = re.compile(r"\{(doc|ref)\}`([^`]+)`")
+EXPLICIT_TITLE = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
+REFLOW_HINT = "python -m booktools.i18n reflow"
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` has a Chinese or Japanese character."""
+    return CJK_LETTER.search(text) is not None
+
+
+def wants_space(left: str, right: str) -> bool | None:
+    """Whether CJK typography wants a space between two characters that meet (None: no rule)."""
+    if not left or not right:
+        return None
+    if FULLWIDTH_PUNCTUATION.match(left) or FULLWIDTH_PUNCTUATION.match(right):
+        return False
+    cjk = CJK_LETTER.match(left) is not None, CJK_LETTER.match(right) is not None
+    if all(cjk):
+        return False
+    if any(cjk) and (LATIN.match(left) or LATIN.match(right)):
+        return True
+    return None
+
+
+# --- what {doc} and {ref} show ---
+
+_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*$")
+_LABEL = re.compile(r"^\(([\w-]+)\)=\s*$")
+_EXERCISE = re.compile(r"^`{3,}\{exercise\}\s*(.*?)\s*$")
+_OPTION_LABEL = re.compile(r"^:label:\s*(\S+)\s*$")
+
+
+@dataclass(frozen=True)
+class Titles:
+    """What a ``{doc}`` or ``{ref}`` without a title of its own shows in one edition."""
+    docs: dict    # chapter -> its H1
+    labels: dict  # label -> the heading under it, or "<exercise> N" for an exercise's
+
+    @classmethod
+    def of(cls, folder: Path, exercise: str = "Exercise") -> "Titles":
+        """The titles of the chapters (*.md) in ``folder``; a reference to an exercise
+        shows ``exercise`` and its number (sphinx-exercise's numfig format)."""
+        docs, labels = {}, {}
+        for path in sorted(Path(folder).glob("*.md")):
+            text = path.read_text(encoding="utf-8")
+            headings = {p.starts[0][1]: _HEADING.match(p.text).group(1)
+                        for p in prose_paragraphs(text) if _HEADING.match(p.text)}
+            h1 = [title for number, title in sorted(headings.items())
+                  if text.splitlines()[number - 1].startswith("# ")]
+            if h1:
+                docs[path.stem] = h1[0]
+            labels.update(_labels(text.splitlines(), headings, exercise))
+        return cls(docs, labels)
+
+    def shown(self, role: str, content: str) -> str | None:
+        """The text ``{role}`content``` shows (None: not known)."""
+        explicit = EXPLICIT_TITLE.match(content)
+        if explicit and explicit.group(1):
+            return explicit.group(1)
+        target = explicit.group(2) if explicit else content
+        if role == "doc":
+            return self.docs.get(posixpath.basename(target.removesuffix(".md")))
+        return self.labels.get(target)
+
+
+def _labels(lines: list[str], headings: dict, exercise: str) -> dict:
+    found = {}
+    for i, line in enumerate(lines):
+        label = _LABEL.match(line)
+        if label:
+            j = i + 1
+            while j < len(lines) and (not lines[j].strip() or _LABEL.match(lines[j])):
+                j += 1
+            if j + 1 in headings:
+                found[label.group(1)] = headings[j + 1]
+        option = _OPTION_LABEL.match(line)
+        if option:
+            j = i - 1
+            while j >= 0 and lines[j].startswith(":"):
+                j -= 1
+            if j >= 0 and _EXERCISE.match(lines[j]):
+                found[option.group(1)] = f"{exercise} N"  # N: its number, Latin either way
+    return found
+
+
+# --- one paragraph per line ---
+
+_CELL = re.compile(r"^(`{3,})\{code-cell\}")
+_FIGURE_TEXT = re.compile(r"^(\s*)(alt|caption):(?:[ \t]+(.*?))?\s*$")
+
+
+def _figure_texts(lines: list[str]):
+    """(first, end, match) of each alt: and caption: in a code cell's YAML header."""
+    i = 0
+    while i < len(lines):
+        if _CELL.match(lines[i]) and i + 1 < len(lines) and lines[i + 1].strip() == "---":
+            j = i + 2
+            while j < len(lines) and lines[j].strip() != "---":
+                key = _FIGURE_TEXT.match(lines[j])
+                k = j + 1
+                if key:
+                    while k < len(lines) and lines[k].strip() != "---" and (
+                            not lines[k].strip() or _indent(lines[k]) > len(key.group(1))):
+                        k += 1
+                    while k - 1 > j and not lines[k - 1].strip():
+                        k -= 1
+                    yield j, k, key
+                j = k
+            i = j
+        i += 1
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _paragraph_runs(text: str) -> list[tuple[int, int]]:
+    """(first, last) line numbers of each prose paragraph on more than one line (not tables)."""
+    runs = []
+    for paragraph in prose_paragraphs(text):
+        if paragraph.text.startswith("|"):
+            continue  # a table: a row a line, as markdown wants
+        numbers = [number for _, number in paragraph.starts]
+        first = numbers[0]
+        for this, following in zip(numbers, numbers[1:] + [None]):
+            if following != this + 1:
+                if this > first:
+                    runs.append((first, this))
+                first = following
+    return runs
+
+
+def line_breaks(text: str) -> list[tuple[int, str]]:
+    """(line, message) of each line break inside a paragraph or a figure's text."""
+    found = [(number, "a line break inside a paragraph (zh-CN and ja keep a paragraph on "
+              f"one line): {REFLOW_HINT}")
+             for first, last in _paragraph_runs(text) for number in range(first, last)]
+    lines = text.splitlines()
+    found += [(first + 1, f"a line break inside the figure's {key.group(2)}: text (zh-CN and "
+               f"ja keep it on one YAML line): {REFLOW_HINT}")
+              for first, end, key in _figure_texts(lines) if end - first > 1]
+    return sorted(found)
+
+
+def _first_visible(piece: str, titles: Titles | None) -> str:
+    piece = piece.lstrip().lstrip("*_[")
+    role = ROLE.match(piece)
+    if role:
+        shown = titles.shown(*role.groups()) if titles else None
+        return shown[:1] if shown else ""
+    return "x" if piece[:1] in ("`", "$") else piece[:1]  # code and math read as Latin
+
+
+def _last_visible(piece: str, titles: Titles | None) -> str:
+    piece = re.sub(r"\]\([^()\s]*\)$", "", piece.rstrip().rstrip("*_")).rstrip("*_")
+    role = re.search(ROLE.pattern + "$", piece)
+    if role:
+        shown = titles.shown(*role.groups()) if titles else None
+        return shown[-1:] if shown else ""
+    return "x" if piece[-1:] in ("`", "$") else piece[-1:]
+
+
+def _joined(left: str, right: str, titles: Titles | None) -> str:
+    """Two lines of one paragraph as one: a space only where the rule wants or allows one."""
+    space = wants_space(_last_visible(left, titles), _first_visible(right, titles))
+    return left.rstrip() + ("" if space is False else " ") + right.strip()
+
+
+def _yaml_line(key, lines: list[str], titles: Titles | None) -> str:
+    """A figure text of several YAML lines as one, its quoting kept (a block scalar: quoted)."""
+    value = key.group(3) or ""
+    pieces = [line.strip() for line in lines if line.strip()]
+    if re.fullmatch(r"[|>][+-]?\d?", value):
+        import json
+        text = pieces[0] if pieces else ""
+        for piece in pieces[1:]:
+            text = _joined(text, piece, titles)
+        value, pieces = json.dumps(text, ensure_ascii=False), []
+    elif value.endswith("\\") or any(p.endswith("\\") for p in pieces):
+        raise ValueError(f"a figure's {key.group(2)}: text continued with a backslash: "
+                         "join its lines by hand")
+    for piece in pieces:
+        value = _joined(value, piece, titles) if value else piece
+    return f"{key.group(1)}{key.group(2)}: {value}"
+
+
+def reflow(text: str, titles: Titles | None = None) -> str:
+    """``text`` with each paragraph and figure text on one line (``wants_space`` joins lines)."""
+    lines = text.splitlines(keepends=True)
+    plain = [line.rstrip("\r\n") for line in lines]
+    edits = [(first - 1, last, None) for first, last in _paragraph_runs(text)]
+    edits += [(first, end, key) for first, end, key in _figure_texts(plain) if end - first > 1]
+    for first, end, key in sorted(edits, reverse=True):
+        ending = lines[end - 1][len(plain[end - 1]):] or "\n"
+        if key is None:
+            joined = plain[first]
+            for line in plain[first + 1:end]:
+                joined = _joined(joined, line, titles)
+        else:
+            joined = _yaml_line(key, plain[first + 1:end], titles)
+        lines[first:end] = [joined.rstrip() + ending]
+    return "".join(lines)
+
+
+# --- inline markdown as MyST renders it ---
+
+@lru_cache(maxsize=1)
+def _parser():
+    """markdown-it as MyST configures it, its inline tokens marked with their source span.
+
+    Each token an inline rule pushes gets ``meta["span"]`` (start, end) in the
+    text parsed, and ``meta["rule"]``; adjacent text tokens are not joined,
+    so that an unmatched emphasis marker stays a token of its own.
+    """
+    from markdown_it.renderer import RendererHTML
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.parsers.mdit import create_md_parser
+
+    from booktools.book import book_config
+
+    extensions = set(book_config().get("parse", {}).get("myst_enable_extensions", []))
+    md = create_md_parser(MdParserConfig(enable_extensions=extensions), RendererHTML)
+    md.disable(["text_join", "fragments_join"])
+    ruler = md.inline.ruler
+    for rule in list(ruler.__rules__):  # markdown-it's Ruler has no public getter
+        ruler.at(rule.name, _spanned(rule.name, rule.fn), {"alt": rule.alt})
+    return md
+
+
+def _spanned(name: str, fn):
+    def rule(state, silent):
+        start, count, pending = state.pos, len(state.tokens), bool(state.pending)
+        found = fn(state, silent)
+        if found and not silent:
+            for token in state.tokens[count + pending:]:
+                if token.meta is None:
+                    token.meta = {}
+                token.meta.setdefault("span", (start, state.pos))
+                token.meta.setdefault("rule", name)
+        return found
+    return rule
+
+
+def _tokens(text: str) -> list:
+    return _parser().parseInline(text)[0].children or []
+
+
+_BOLD = "its ** must touch the text it makes bold (**like this**), not a space"
+_CJK_BOLD = ("keep full-width punctuation outside the bold (**…**。), and write a space before "
+             "an opening ** that follows CJK text and precedes code or punctuation (是 **`x`**。)")
+
+
+def bold_faults(text: str, cjk: bool) -> list[tuple[int, str]]:
+    """(line, message) of each bold that does not parse, and (``cjk``) of each that ends
+    in full-width punctuation before a space."""
+    found = []
+    for paragraph in prose_paragraphs(text):
+        source = paragraph.text
+        tokens = _tokens(source)
+        literal = {}
+        for token in tokens:
+            if token.type == "text" and token.meta.get("rule") == "emphasis" and token.content:
+                literal.setdefault(token.meta["span"], []).append(token.content)
+        for (start, end), markers in sorted(literal.items()):
+            if len(markers) >= 2:
+                found.append((paragraph.line_at(start),
+                              f"\"{source[start:end]}\" stays literal: the bold does not parse "
+                              f"(…{source[max(0, start - 8):end + 8]}…): "
+                              + (_CJK_BOLD if cjk else _BOLD)))
+        if not cjk:
+            continue
+        for token in tokens:
+            if token.type == "strong_close":
+                start, end = token.meta["span"]
+                before, after = source[start - 1:start], source[end:end + 1]
+                if FULLWIDTH_PUNCTUATION.match(before) and after.isspace():
+                    found.append((paragraph.line_at(start),
+                                  f"bold ends with \"{before}\" and a space, which shows: "
+                                  f"put \"{before}\" after the closing {token.markup} and drop "
+                                  f"the space (**…**{before})"))
+    return found
+
+
+def _visible(tokens: list, titles: Titles) -> str | None:
+    """The text a reader sees of a link's inner tokens (code and math as "x": Latin)."""
+    shown = ""
+    for token in tokens:
+        if token.type == "text":
+            shown += token.content
+        elif token.type in ("code_inline", "math_inline"):
+            shown += "x" * max(len(token.content), 1)
+        elif token.type == "myst_role":
+            inner = titles.shown(token.meta.get("name", ""), token.content)
+            if inner is None:
+                return None
+            shown += inner
+        elif token.type == "softbreak":
+            shown += " "
+    return shown
+
+
+def _links(tokens: list, source: str, titles: Titles):
+    """(start, end, as a message names it, shown text) of each link, {doc} and {ref}."""
+    stack = []
+    for i, token in enumerate(tokens):
+        if token.type == "link_open":
+            stack.append(i)
+        elif token.type == "link_close" and stack:
+            opened = stack.pop()
+            if not stack:  # an outer link only
+                start, end = tokens[opened].meta["span"]
+                yield start, end, _short(source[start:end]), \
+                    _visible(tokens[opened + 1:i], titles)
+        elif token.type == "myst_role" and not stack \
+                and token.meta.get("name") in ("doc", "ref"):
+            start, end = token.meta["span"]
+            shown = titles.shown(token.meta["name"], token.content)
+            yield start, end, f"{source[start:end]} (shown \"{_short(shown or '')}\")", shown
+
+
+def _short(written: str) -> str:
+    return written if len(written) <= 40 else written[:24] + "…" + written[-8:]
+
+
+def link_faults(text: str, titles: Titles) -> list[tuple[int, str]]:
+    """(line, message) of each link, {doc} or {ref} whose edge breaks CJK spacing."""
+    found = []
+    for paragraph in prose_paragraphs(text):
+        source = paragraph.text
+        for start, end, where, shown in _links(_tokens(source), source, titles):
+            shown = (shown or "").strip()
+            if not shown:
+                continue
+            # Look through emphasis markers around it: **[text](url)** meets its neighbour.
+            left, right = start, end
+            while left > 0 and source[left - 1] in "*_":
+                left -= 1
+            while right < len(source) and source[right] in "*_":
+                right += 1
+            before, after = source[:left].rstrip(), source[right:].lstrip()
+            breaks = {offset - 1 for offset, _ in paragraph.starts[1:]}  # joined lines' spaces
+            for a, b, gap in ((before[-1:], shown[0], range(len(before), left)),
+                              (shown[-1], after[:1], range(right, len(source) - len(after)))):
+                want = wants_space(a, b)
+                if breaks.intersection(gap):
+                    continue  # a line break, which line_breaks reports
+                if want is False and gap:
+                    found.append((paragraph.line_at(start),
+                                  f"a space between \"{a}\" and \"{b}\" at {where}, which "
+                                  "shows: drop it (no space between CJK characters, nor next to "
+                                  "full-width punctuation)"))
+                elif want is True and not gap:
+                    found.append((paragraph.line_at(start),
+                                  f"no space between \"{a}\" and \"{b}\" at {where}: write "
+                                  "one (a space between CJK and Latin text)"))
+    return found
