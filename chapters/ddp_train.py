@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import inspect
 import json
 import os
 import sys
@@ -61,6 +62,19 @@ def make_model(seed: int = 0) -> nn.Linear:
     return net
 
 
+def group_options(backend: str, device: torch.device) -> dict:
+    """Extra arguments of init_process_group: NCCL is told each rank's GPU.
+
+    With ``device_id`` NCCL connects the ranks when the group is created, not
+    at the first collective, so a broken setup fails at once. Releases of
+    PyTorch whose init_process_group lacks the argument, and Gloo, get none.
+    """
+    accepted = inspect.signature(dist.init_process_group).parameters
+    if backend == "nccl" and "device_id" in accepted:
+        return {"device_id": device}
+    return {}
+
+
 def setup(timeout_s: float) -> tuple[int, int, torch.device, str]:
     """Join the process group that torchrun describes in the environment.
 
@@ -80,7 +94,8 @@ def setup(timeout_s: float) -> tuple[int, int, torch.device, str]:
         backend, device = "gloo", torch.device("cpu")
     # RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT come from torchrun.
     dist.init_process_group(
-        backend, timeout=datetime.timedelta(seconds=timeout_s))
+        backend, timeout=datetime.timedelta(seconds=timeout_s),
+        **group_options(backend, device))
     return dist.get_rank(), dist.get_world_size(), device, backend
 
 

@@ -9,9 +9,13 @@
 #
 # It executes each chapters/*.ipynb in a fresh kernel from chapters/ and, only
 # when no cell raised except those tagged raises-exception, writes
-# runs/MACHINE/<chapter>.ipynb (volatile metadata removed) and
+# runs/MACHINE/<chapter>.ipynb (volatile metadata removed),
 # runs/MACHINE/run.json (commit, GPU names from torch, torch/CUDA/Python
-# versions, driver from nvidia-smi, date). Commit runs/MACHINE/ afterwards.
+# versions, driver from nvidia-smi, date) and runs/MACHINE/artifacts/<chapter>/
+# <cell name>/: the files each named hardware cell wrote under chapters/ (a
+# profiler trace, a memory snapshot; at most 10 MiB each, larger ones are left
+# out with a warning), which the site offers for download under that cell's
+# tab. Commit runs/MACHINE/ afterwards.
 #
 # Python: $PYTHON, else .venv/bin/python, else python3: any interpreter with a
 # CUDA build of torch, matplotlib and the tools' requirements (nbformat,

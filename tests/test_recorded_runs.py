@@ -524,3 +524,138 @@ def test_site_tabs_current_stale_and_unrecorded(tmp_path):
     assert "earlier version" in shown["plot"][1][1] and "plot(old=True)" in shown["plot"][1][1]
     assert "Not yet recorded on a GPU." in shown["new"]
     assert (tmp_path / "images" / "toy-gpu").is_dir()
+
+
+# --- files a hardware cell writes (runs/<machine>/artifacts/), kept and linked ---
+
+def test_record_keeps_the_files_named_hardware_cells_write(tmp_path, monkeypatch, capsys):
+    """A real kernel runs a toy chapter: what each named hardware cell writes in
+    the chapters' folder is kept under its name; what other cells write, what
+    no cell touched, hidden files and files over the size limit are not."""
+    hw = ["hardware"]
+    chapters = tmp_path / "chapters"
+    (chapters / "outputs").mkdir(parents=True)
+    (chapters / "toy.md").write_text("")
+    (chapters / "outputs" / "old.json").write_text("[1]")
+    (chapters / "outputs" / "untouched.json").write_text("[]")
+    cells = [
+        ("from pathlib import Path\nPath('plain.txt').write_text('not hardware')", []),
+        ("Path('outputs/trace.json').write_text('{\"traceEvents\": []}')\n"
+         "Path('.hidden').write_text('x')", hw, "trace"),
+        ("Path('outputs/old.json').write_text('[1, 2]')", hw, "rewrite"),
+        ("Path('outputs/big.bin').write_bytes(bytes(2000))", hw, "big"),
+        ("Path('unnamed.txt').write_text('a hardware cell without a name')", hw),
+        ("print('writes nothing')", hw, "quiet"),
+    ]
+    nb = _nb([(source, [], tags, *name) for source, tags, *name in cells])
+    for cell in nb.cells:
+        cell.execution_count = None
+    nb.cells[4].metadata["tags"] = []  # record refuses unnamed hardware cells
+    nbformat.write(nb, chapters / "toy.ipynb")
+    monkeypatch.setattr(runs, "ARTIFACT_MAX_BYTES", 1000)
+
+    assert runs.record("toy-gpu", "Toy", chapters=chapters, root=tmp_path / "runs") == 0
+    run = runs.read_run(tmp_path / "runs" / "toy-gpu")
+    kept = {name: [p.name for p in run.artifacts("toy", name)]
+            for name in ("trace", "rewrite", "big", "quiet")}
+    assert kept == {"trace": ["trace.json"], "rewrite": ["old.json"], "big": [], "quiet": []}
+    assert run.artifacts("toy", "trace")[0].read_text() == '{"traceEvents": []}'
+    assert run.artifacts("toy", "rewrite")[0].read_text() == "[1, 2]"
+    assert sorted(p.name for p in (run.folder / runs.ARTIFACTS / "toy").iterdir()) == [
+        "rewrite", "trace"]
+    err = capsys.readouterr().err
+    assert "cell 'big': outputs/big.bin has 2000 bytes, more than 1000: not kept" in err
+    assert runs.check_run(run, chapters) == []
+
+    # Recording again replaces the files: a cell that now writes nothing keeps none.
+    nb.cells[1].source = "print('no trace this time')"
+    nbformat.write(nb, chapters / "toy.ipynb")
+    assert runs.record("toy-gpu", "Toy", chapters=chapters, root=tmp_path / "runs") == 0
+    run = runs.read_run(run.folder)
+    assert run.artifacts("toy", "trace") == []
+    assert [p.name for p in run.artifacts("toy", "rewrite")] == ["old.json"]
+
+
+def test_check_run_flags_files_of_no_cell_and_files_too_large(tmp_path, monkeypatch):
+    recorded = _nb([("trace()", [_stream("ok\n")], ["hardware"], "trace")])
+    run = _toy_run(tmp_path, {"toy": recorded})
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "toy.md").write_text("")
+    files = run.folder / runs.ARTIFACTS
+    for relative in ["toy/trace/trace.json", "toy/gone/x.json", "other/trace/y.json",
+                     "toy/trace/deeper/z.json", "toy/loose.json"]:
+        (files / relative).parent.mkdir(parents=True, exist_ok=True)
+        (files / relative).write_text("{}")
+    (files / "toy" / "trace" / "big.bin").write_bytes(bytes(50))
+    monkeypatch.setattr(runs, "ARTIFACT_MAX_BYTES", 10)
+    problems = "\n".join(runs.check_run(run, tmp_path / "chapters"))
+    for expected in ["artifacts/other: no recording of chapter 'other'",
+                     "artifacts/toy/gone: the recording of toy has no cell named 'gone'",
+                     "artifacts/toy/trace/deeper: a folder inside a cell's files",
+                     "artifacts/toy/loose.json: not in artifacts/<chapter>/<cell name>/",
+                     "artifacts/toy/trace/big.bin: 50 bytes, more than 10"]:
+        assert expected in problems
+    assert "trace.json" not in problems
+
+
+def test_a_tab_links_the_files_its_cell_wrote(tmp_path):
+    from docutils import nodes
+    from sphinx import addnodes
+    hw = ["hardware"]
+    recorded = _nb([("trace()", [_stream("wrote trace.json\n")], hw, "trace"),
+                    ("plain()", [_stream("no files\n")], hw, "plain")])
+    run = _toy_run(tmp_path, {"toy": recorded})
+    target = run.folder / runs.ARTIFACTS / "toy" / "trace"
+    target.mkdir(parents=True)
+    (target / "trace.json").write_bytes(bytes(1536))
+    (target / "snapshot.pickle").write_bytes(bytes(812))
+    chapter = _nb([("trace()", [_stream("wrote trace.json\n")], hw, "trace"),
+                   ("plain()", [_stream("no files\n")], hw, "plain")])
+    document = _page(chapter)
+    shown = _tabs_of(document, run, tmp_path, chapter, "toy")
+    assert "Files this cell wrote there: snapshot.pickle (812 B), trace.json (1.5 KiB)" \
+        in shown["trace"][1][1]
+    assert "Files this cell wrote there" not in shown["plain"][1][1]
+    assert "Files this cell wrote there" not in shown["trace"][0][1]  # the build's own tab
+    links = [(n["reftarget"], n.astext()) for n in document.findall(addnodes.download_reference)]
+    assert links == [("/runs/toy-gpu/artifacts/toy/trace/snapshot.pickle", "snapshot.pickle"),
+                     ("/runs/toy-gpu/artifacts/toy/trace/trace.json", "trace.json")]
+    assert all(isinstance(n[0], nodes.literal)
+               for n in document.findall(addnodes.download_reference))
+
+
+@pytest.mark.slow
+def test_a_built_page_serves_the_files_for_download(tmp_path):
+    """A small Sphinx build (myst-nb and this extension, in Japanese) of a
+    chapter whose recorded cell wrote a file: the tab's link leads to a copy
+    of that file in the built site, after the edition's own words."""
+    import re
+    import subprocess
+    import sys
+    hw = ["hardware"]
+    src = tmp_path / "src"
+    (src / "chapters").mkdir(parents=True)
+    (src / "conf.py").write_text(
+        "extensions = ['myst_nb', 'booktools.ext.recorded_runs']\n"
+        "root_doc = 'chapters/toy'\nlanguage = 'ja'\nnb_execution_mode = 'off'\n"
+        "exclude_patterns = ['chapters/*.md', 'runs', '_build']\n")
+    chapter = _nb([("trace()", [_stream("wrote outputs/trace.json\n")], hw, "trace")])
+    chapter.cells.insert(0, nbformat.v4.new_markdown_cell("# Toy"))
+    chapter.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                      "language": "python"}
+    nbformat.write(chapter, src / "chapters" / "toy.ipynb")
+    (src / "chapters" / "toy.md").write_text("")
+    run = _toy_run(src, {"toy": _nb([("trace()", [_stream("wrote outputs/trace.json\n")],
+                                      hw, "trace")])})
+    kept = run.folder / runs.ARTIFACTS / "toy" / "trace" / "trace.json"
+    kept.parent.mkdir(parents=True)
+    kept.write_text('{"traceEvents": []}')
+    out = tmp_path / "html"
+    build = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-W", "-q",
+                            str(src), str(out)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    page = (out / "chapters" / "toy.html").read_text()
+    assert "このセルがこの環境で書き出したファイル:" in page
+    hrefs = re.findall(r'<a class="reference download internal"[^>]*href="([^"]+)"', page)
+    assert len(hrefs) == 1 and hrefs[0].endswith("/trace.json"), hrefs
+    assert (out / "chapters" / hrefs[0]).resolve().read_text() == '{"traceEvents": []}'

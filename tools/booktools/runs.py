@@ -1,7 +1,9 @@
 """Recorded runs of the chapters on real GPUs (runs/<machine>/).
 
-A folder under runs/ is one machine's recording: run.json (what ran it) and
-the executed chapter notebooks, runs/<machine>/<chapter>.ipynb. Every code
+A folder under runs/ is one machine's recording: run.json (what ran it), the
+executed chapter notebooks, runs/<machine>/<chapter>.ipynb, and the files its
+hardware cells wrote on that machine, runs/<machine>/artifacts/<chapter>/<name>/
+(a profiler trace, a memory snapshot: ``ArtifactWatch``). Every code
 cell tagged ``hardware`` carries a name in its metadata (``name``, unique in
 its chapter). An executed notebook keeps it, so a recording belongs to one
 cell by (chapter, name), wherever that cell moves. It is *current* while the
@@ -17,8 +19,8 @@ in source (``python -m booktools.runs name MACHINE``).
     python -m booktools.runs report
         How many hardware cells have a current recording, per chapter.
 
-The website shows a recording under the cell of the same name
-(booktools.ext.recorded_runs); tests/test_recorded_runs.py holds every stored
+The website shows a recording under the cell of the same name, with links to
+download its files (booktools.ext.recorded_runs); tests/test_recorded_runs.py holds every stored
 output that nbval compares to the recorded machine's. ``record`` needs only
 nbformat, nbclient and ipykernel besides torch; the comparison needs nbval.
 """
@@ -32,6 +34,7 @@ import functools
 import json
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -42,6 +45,7 @@ __all__ = [
     "Match", "Run", "NbvalComparison", "read_run", "runs", "pair_cells", "check_run",
     "named_cells", "name_problems", "names_problems", "apply_names", "printed_line", "similarity", "cell_status",
     "hardware_report", "format_report", "record", "strip_volatile", "code_cells",
+    "ArtifactWatch", "artifact_problems", "ARTIFACTS", "ARTIFACT_MAX_BYTES",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/runs.py in a checkout
@@ -69,6 +73,12 @@ RUN_KEYS = {
 VOLATILE_CELL_KEYS = ("execution", "collapsed", "scrolled", "ExecuteTime")
 VOLATILE_NOTEBOOK_KEYS = ("widgets",)
 COMMIT = re.compile(r"[0-9a-f]{7,40}")  # a git commit hash, abbreviated or not
+# runs/<machine>/artifacts/<chapter>/<cell name>/<file>: what a hardware cell
+# wrote in its working directory on that machine, kept for download.
+ARTIFACTS = "artifacts"
+# A kept file is at most this large (a recording lives in git, and the site
+# copies every file into each edition's build).
+ARTIFACT_MAX_BYTES = 10 * 2**20
 
 
 def normalise_source(source: str) -> str:
@@ -198,6 +208,13 @@ class Run:
         nb = self.notebooks.get(chapter)
         return pair_cells(chapter_cells, code_cells(nb)) if nb is not None else {}
 
+    def artifacts(self, chapter: str, name: str | None) -> list[Path]:
+        """The files the cell named ``name`` wrote on this machine, by file name."""
+        folder = self.folder / ARTIFACTS / chapter / name if name else None
+        if folder is None or not folder.is_dir():
+            return []
+        return sorted(p for p in folder.iterdir() if p.is_file())
+
 
 def read_notebook(path: Path):
     import nbformat
@@ -266,7 +283,32 @@ def check_run(run: Run, chapters: Path = CHAPTERS) -> list[str]:
                      if any(key in cell.get("metadata", {}) for cell in nb.cells)]
         # Names given after recording may be on untagged cells; each once.
         problems += [p for p in name_problems(nb, where) if "no name" not in p]
-    return problems + names_problems(run, chapters)
+    return problems + names_problems(run, chapters) + artifact_problems(run)
+
+
+def artifact_problems(run: Run) -> list[str]:
+    """Kept files that belong to no recorded cell, or are larger than ARTIFACT_MAX_BYTES."""
+    root = run.folder / ARTIFACTS
+    if not root.is_dir():
+        return []
+    problems = []
+    for path in sorted(root.rglob("*")):
+        parts = path.relative_to(root).parts
+        where = f"{run.machine}/{ARTIFACTS}/{'/'.join(parts)}"
+        if path.is_dir():
+            if len(parts) == 1 and parts[0] not in run.notebooks:
+                problems.append(f"{where}: no recording of chapter {parts[0]!r}")
+            elif len(parts) == 2 and run.cell(*parts) is None:
+                problems.append(f"{where}: the recording of {parts[0]} has no cell "
+                                f"named {parts[1]!r}")
+            elif len(parts) > 2:
+                problems.append(f"{where}: a folder inside a cell's files")
+        elif len(parts) != 3:
+            problems.append(f"{where}: not in {ARTIFACTS}/<chapter>/<cell name>/")
+        elif path.stat().st_size > ARTIFACT_MAX_BYTES:
+            problems.append(f"{where}: {path.stat().st_size} bytes, more than "
+                            f"{ARTIFACT_MAX_BYTES}")
+    return problems
 
 
 # --- names.json: names given to a run recorded before its cells had them ---
@@ -571,8 +613,11 @@ def _check_machine_name(machine: str) -> None:
         raise SystemExit(f"runs: machine name {machine!r}: use letters, digits, '.', '_', '-'")
 
 
-def write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS) -> Path:
-    """Write root/<machine>/: run.json and the notebooks (volatile metadata removed)."""
+def write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS,
+              artifacts: dict | None = None) -> Path:
+    """Write root/<machine>/: run.json, the notebooks (volatile metadata removed)
+    and the files of ``artifacts``, {(chapter, cell name): [path, ...]}, copied
+    into artifacts/<chapter>/<cell name>/ (the previous recording's go)."""
     import nbformat
     missing = [k for k in RUN_KEYS if k not in meta]
     if missing:
@@ -584,10 +629,68 @@ def write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS) -> P
         if old.stem not in notebooks:
             old.unlink()
     (folder / NAMES_FILE).unlink(missing_ok=True)  # a new recording has its own names
+    shutil.rmtree(folder / ARTIFACTS, ignore_errors=True)  # and its own files
+    for (chapter, name), paths in sorted((artifacts or {}).items()):
+        target = folder / ARTIFACTS / chapter / name
+        target.mkdir(parents=True)
+        for path in paths:
+            shutil.copyfile(path, target / path.name)
     for chapter, nb in notebooks.items():
         nbformat.write(strip_volatile(nb), folder / f"{chapter}.ipynb")
     (folder / "run.json").write_text(json.dumps(meta, indent=1) + "\n")
     return folder
+
+
+class ArtifactWatch:
+    """The files each named hardware cell writes under a folder while it runs.
+
+    Its ``before`` and ``after`` are nbclient's ``on_cell_execute`` and
+    ``on_cell_executed`` hooks. A file counts when a named ``hardware`` cell
+    created or changed it (size or time) under ``folder``, the kernel's working
+    directory; hidden files and __pycache__ do not. ``found`` maps each cell
+    name to its files; ``problems`` says what cannot be kept: a file over
+    ARTIFACT_MAX_BYTES, or two files of one name from one cell.
+    """
+
+    def __init__(self, folder: Path, max_bytes: int | None = None):
+        self.folder = folder
+        self.max_bytes = ARTIFACT_MAX_BYTES if max_bytes is None else max_bytes
+        self.found: dict[str, list[Path]] = {}
+        self.problems: list[str] = []
+        self._before = None
+
+    def _listing(self) -> dict[Path, tuple[int, int]]:
+        found = {}
+        for path in self.folder.rglob("*"):
+            parts = path.relative_to(self.folder).parts
+            if (path.is_file() and "__pycache__" not in parts
+                    and not any(part.startswith(".") for part in parts)):
+                stat = path.stat()
+                found[path] = (stat.st_size, stat.st_mtime_ns)
+        return found
+
+    def before(self, cell, **_) -> None:
+        named = is_hardware(cell) and cell_name(cell)
+        self._before = self._listing() if named else None
+
+    def after(self, cell, **_) -> None:
+        if self._before is None:
+            return
+        now = self._listing()
+        written = sorted(p for p, stat in now.items() if self._before.get(p) != stat)
+        self._before = None
+        name, kept = cell_name(cell), []
+        for path in written:
+            where = f"cell {name!r}: {path.relative_to(self.folder)}"
+            if now[path][0] > self.max_bytes:
+                self.problems.append(f"{where} has {now[path][0]} bytes, more than "
+                                     f"{self.max_bytes}: not kept")
+            elif path.name in {p.name for p in kept}:
+                self.problems.append(f"{where}: a second file of that name: not kept")
+            else:
+                kept.append(path)
+        if kept:
+            self.found[name] = kept
 
 
 def _git_commit() -> str:
@@ -619,7 +722,9 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
     """Execute every chapter (or those named) in a fresh kernel; store root/<machine>/.
 
     Nothing is written when a cell raised outside ``raises-exception`` cells,
-    when a hardware cell has no name, or when a kernel died.
+    when a hardware cell has no name, or when a kernel died. The files that
+    named hardware cells wrote in the chapters' folder are kept with the run
+    (ArtifactWatch); one too large is left out with a warning.
     """
     import nbformat
     from nbclient import NotebookClient
@@ -641,18 +746,24 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
     if not facts["gpus"]:
         print(f"record: warning: torch {facts['torch']} sees no CUDA GPU here; "
               "recording a CPU run", file=sys.stderr)
-    notebooks, problems = {}, []
+    notebooks, problems, artifacts = {}, [], {}
     for path in paths:
         nb = nbformat.read(path, as_version=4)
         start = time.time()
+        watch = ArtifactWatch(path.parent)
         try:
             NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                           resources={"metadata": {"path": str(path.parent)}}).execute()
+                           resources={"metadata": {"path": str(path.parent)}},
+                           on_cell_execute=watch.before,
+                           on_cell_executed=watch.after).execute()
         except Exception as err:  # a dead kernel or a timeout: say so, store nothing
             problems.append(f"{path.name}: {err!r}"[:500])
         for index, out in untagged_errors(nb):
             problems.append(f"{path.name} code cell {index}: {out.get('ename')}: "
                             f"{out.get('evalue', '')[:200]}")
+        for problem in watch.problems:  # the run is kept without these files
+            print(f"record: warning: {path.name} {problem}", file=sys.stderr)
+        artifacts.update({(path.stem, name): files for name, files in watch.found.items()})
         notebooks[path.stem] = nb
         print(f"record: {path.name} {time.time() - start:.1f} s", flush=True)
     if problems:
@@ -667,8 +778,10 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
             label = f"{len(gpus)}x {label}"
     meta = {"label": label, **facts, "date": _dt.date.today().isoformat(),
             "commit": _git_commit(), "recorded_with": f"scripts/record-run.sh {machine}"}
-    folder = write_run(machine, notebooks, meta, root=root)
-    print(f"record: wrote {folder}/ ({len(notebooks)} notebooks and run.json)")
+    folder = write_run(machine, notebooks, meta, root=root, artifacts=artifacts)
+    kept = sum(map(len, artifacts.values()))
+    print(f"record: wrote {folder}/ ({len(notebooks)} notebooks, run.json and "
+          f"{kept} files the hardware cells wrote)")
     return 0
 
 

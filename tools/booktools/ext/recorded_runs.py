@@ -4,7 +4,9 @@ Under each code cell tagged ``hardware``, the cell's outputs go into a
 sphinx-design tab set: "CPU (this build)" holds what the build shows (the
 stored outputs), then one tab per recorded machine, labelled short ("H100"),
 holds a line naming the machine, its PyTorch version and the date, and that
-machine's outputs of the same cell (text, errors, PNG plots written into the build with alt text).
+machine's outputs of the same cell (text, errors, PNG plots written into the build with alt text),
+then links to download the files the cell wrote there (runs/<machine>/artifacts/,
+booktools.runs.ArtifactWatch), each with its size, after a line in the page's language.
 
 Each `hardware` cell has a name (cell metadata ``name``); a machine's tab
 shows the recorded cell of the same name in that machine's notebook of the
@@ -25,6 +27,7 @@ from base64 import b64decode
 from pathlib import Path
 
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
@@ -146,7 +149,29 @@ class RecordedRunsTransform(SphinxTransform):
         # Not "cell_output": that class is the build's own output (its count is tested).
         content.append(nodes.container("", *outputs, classes=["recorded-output"])
                        if outputs else nodes.paragraph("", "", nodes.Text(self.ui["no_output"])))
+        files = run.artifacts(chapter, index)
+        if files:
+            content.append(self._downloads(files))
         return self._tab(run.tab_label, content, classes)
+
+    def _downloads(self, files: list[Path]) -> nodes.paragraph:
+        """"Files this cell wrote there: a.json (1.2 MiB), b.pickle (40 KiB)", each a download.
+
+        Sphinx's download collector (doctree-read, after this transform) copies
+        each file into the build's _downloads/ and points the link at it.
+        """
+        line = nodes.paragraph("", "", nodes.Text(self.ui["artifacts"] + " "),
+                               classes=["recorded-run-files"])
+        for k, path in enumerate(files):
+            if k:
+                line += nodes.Text(", ")
+            target = "/" + Path(os.path.relpath(path, self.app.srcdir)).as_posix()
+            line += addnodes.download_reference(
+                "", "", nodes.literal(path.name, path.name), reftarget=target,
+                refdoc=self.env.docname, refdomain="", reftype="download", refexplicit=True,
+                refwarn=False)
+            line += nodes.Text(f" ({_size(path.stat().st_size)})")
+        return line
 
     def _outputs(self, chapter, index, cell, run, recorded) -> list[nodes.Node]:
         found = []
@@ -184,6 +209,14 @@ class RecordedRunsTransform(SphinxTransform):
         alt = f"{alt.rstrip('.')}, {self.ui['recorded_on']} {run.meta['label']} (PyTorch {run.meta['torch']}, {run.meta['date']})"
         uri = "/" + os.path.relpath(path, self.app.srcdir)
         return nodes.image(uri=uri, alt=alt)
+
+
+def _size(n: int) -> str:
+    """Bytes in binary units, three significant digits: '812 B', '1.20 MiB'."""
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1000 or unit == "MiB":
+            return f"{n} B" if unit == "B" else f"{n:.3g} {unit}"
+        n /= 1024
 
 
 def load_runs(app: Sphinx) -> None:
