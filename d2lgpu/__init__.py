@@ -5,6 +5,7 @@ backend, no warning filters. Each helper's docstring names the chapter that
 introduces it.
 """
 
+from .cuda_arch import kernels_for
 from .devices import (accelerator, cpu, device_report, format_bytes, gpu,
                       num_gpus, show_devices, try_all_gpus, try_gpu)
 from .plotting import ProgressBoard
@@ -17,7 +18,7 @@ __version__ = "0.1.0"
 __all__ = [
     # Computing devices
     "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpus", "accelerator",
-    "device_report", "show_devices", "format_bytes",
+    "device_report", "show_devices", "format_bytes", "kernels_for",
     # Tensors and GPUs: timing
     "synchronize", "benchmark", "Measurement", "format_time",
     # Neural networks and GPUs: training

@@ -23,6 +23,7 @@ import subprocess
 import torch
 
 from ._checks import check_int, check_real, with_unit
+from .cuda_arch import entry_capability, kernels_for
 
 __all__ = [
     "cpu",
@@ -144,6 +145,33 @@ def format_bytes(n: int | float) -> str:
     return with_unit(n, _BYTE_UNITS)
 
 
+def _kernels_line(props) -> str | None:
+    """Whether this CUDA build has kernels for a GPU of ``props``' compute capability.
+
+    None on a ROCm build, or where PyTorch lists no CUDA architectures (then
+    there is nothing to compare with).
+    """
+    if getattr(torch.version, "hip", None):
+        return None
+    built = [a for a in torch.cuda.get_arch_list() if entry_capability(a)]
+    if not built:
+        return None
+    capability = (props.major, props.minor)
+    line = f"  compute capability {props.major}.{props.minor}: "
+    found = kernels_for(capability, built)
+    machine_code = [a for a in found if a.startswith("sm_")]
+    if machine_code:
+        return line + f"this PyTorch has kernels for it ({machine_code[-1]})"
+    if found:
+        return line + (f"no kernels built for it; CUDA compiles them from "
+                       f"{found[-1]} at first use")
+    older = capability < min(entry_capability(a) for a in built)
+    return line + (
+        f"this PyTorch has no kernels for it (built for {' '.join(built)}), so "
+        f"its first operation will fail: install a PyTorch built for "
+        f"{'an older' if older else 'a newer'} CUDA (pytorch.org)")
+
+
 def _memory_lines(kind: str, backend, count: int) -> list[str]:
     """Name and memory of each CUDA or XPU device, creating no context.
 
@@ -161,6 +189,9 @@ def _memory_lines(kind: str, backend, count: int) -> list[str]:
     for i in range(count):
         props = backend.get_device_properties(i)
         lines.append(f"{kind}:{i}: {props.name}")
+        kernels = _kernels_line(props) if kind == "cuda" else None
+        if kernels is not None:
+            lines.append(kernels)
         held = reserved(i) if reserved is not None else 0
         if mem_get_info is not None and held > 0:
             free, total = mem_get_info(i)
@@ -194,7 +225,12 @@ def _mps_lines() -> list[str]:
 
 
 def device_report() -> str:
-    """Each accelerator's name and memory (total or used, this process's), from PyTorch itself, creating no GPU context (chapter "Tensors and GPUs")."""
+    """Each accelerator's name and memory (total or used, this process's), from PyTorch itself, creating no GPU context (chapter "Tensors and GPUs").
+
+    For a CUDA GPU it also says whether this build of PyTorch has kernels for
+    its compute capability (``cuda_arch.kernels_for``), and what to install
+    where it has none.
+    """
     kind = accelerator()
     if kind is None:
         forced = f" in use ({FORCE_CPU}=1)" if _cpu_forced() else ""

@@ -86,6 +86,34 @@ def _current_device() -> torch.device | None:
     return torch.device(kind, getattr(torch, kind).current_device())
 
 
+def _devices_in_use() -> list[torch.device]:
+    """The current accelerator's devices that may have queued work: the current one, and every other where this process holds memory.
+
+    Synchronising a GPU this process has not used would create a CUDA
+    context there (hundreds of MiB), and such a GPU has nothing queued. So
+    none counts before this process has initialised the backend
+    (``is_initialized()``), and a device other than the current one counts
+    only where PyTorch's caching allocator holds memory on it
+    (``memory_reserved``, which creates nothing); where the backend lacks
+    either call, the devices count.
+    """
+    kind = devices.accelerator()
+    if kind is None or kind == "mps":
+        return [] if kind is None else [torch.device("mps")]
+    backend = getattr(torch, kind)
+    initialized = getattr(backend, "is_initialized", None)
+    if initialized is not None and not initialized():
+        return []
+    current = _current_device()
+    reserved = getattr(backend, "memory_reserved", None)
+    found = [current]
+    for i in range(devices.num_gpus()):
+        device = torch.device(current.type, i)
+        if device != current and (reserved is None or reserved(i) > 0):
+            found.append(device)
+    return found
+
+
 def synchronize(device=None) -> None:
     """Wait until all work queued on ``device`` (None: the current accelerator) has finished; the CPU never lags (chapter "Tensors and GPUs")."""
     if device is None:
@@ -176,8 +204,13 @@ def benchmark(fn, *args, device=None, warmup=1, repeat=7, min_block_time=0.02,
               sync=True, label=None, **kwargs) -> Measurement:
     """Time ``fn(*args, **kwargs)``: warm up, then ``repeat`` blocks of calls, waiting for ``device`` before each clock read (chapter "Tensors and GPUs").
 
-    ``device=None`` waits for the devices of the tensor arguments or, with
-    none, for the current accelerator. Each block makes ``number`` calls, chosen
+    ``device=None`` waits for the devices of the tensor arguments and for
+    every GPU of the current accelerator that may have work queued (once this
+    process uses the accelerator: the current GPU, and each other where it
+    holds memory), so work that ``fn`` queues on a second GPU, say on a
+    closure's tensors, is waited for too; the result names the first tensor
+    argument's device, else the current one.
+    Each block makes ``number`` calls, chosen
     (with waiting, whatever ``sync`` says) so that a block lasts at least
     ``min_block_time`` seconds. ``sync=False`` reads the clock without waiting:
     the naive measurement, for teaching; it waits once after the last clock
@@ -197,19 +230,21 @@ def benchmark(fn, *args, device=None, warmup=1, repeat=7, min_block_time=0.02,
             f"benchmark(label): label must be a str or None, got {label!r}")
 
     if device is not None:
-        wait_for = [_as_device(device, "benchmark(device)")]
-        shown = wait_for[0]
+        named = _as_device(device, "benchmark(device)")
+        shown = named
+
+        def wait_for() -> list[torch.device]:
+            return [named]
     else:
-        wait_for = _tensor_devices(args, kwargs)
-        if wait_for:
-            shown = wait_for[0]
-        else:
-            current = _current_device()
-            wait_for = [] if current is None else [current]
-            shown = current or devices.cpu()
+        given = _tensor_devices(args, kwargs)
+        shown = given[0] if given else (_current_device() or devices.cpu())
+
+        def wait_for() -> list[torch.device]:
+            # Asked at every wait: fn may start using a GPU at any call.
+            return given + [d for d in _devices_in_use() if d not in given]
 
     def wait() -> None:
-        for dev in wait_for:
+        for dev in wait_for():
             _synchronize_one(dev)
 
     def block(number: int, waiting: bool) -> float:

@@ -4,12 +4,13 @@ Differences from d2l on purpose, so that the CPU waits for a CUDA GPU once per
 epoch and not at every minibatch:
 
 - batches come from DataLoaders that pin them in page-locked memory when the
-  training device is CUDA (the ``Trainer`` sets ``data.pin_memory``), and
-  ``prepare_batch`` copies a pinned batch with ``non_blocking=True``: a copy
-  from pageable memory, or a blocking one, would wait for the GPU to finish
-  the previous step. A pageable batch is copied blocking: on Apple's MPS a
-  non-blocking copy from pageable memory can read the batch after it is
-  freed (pytorch/pytorch#189690);
+  training device is an accelerator other than Apple's MPS (the ``Trainer``
+  sets ``data.pin_memory``; DataLoader pins for CUDA, and from PyTorch 2.7
+  for the current accelerator but MPS), and ``prepare_batch`` copies a pinned
+  batch with ``non_blocking=True``: a blocking copy, pinned or not, would
+  wait for the GPU to finish the previous step. A pageable batch is copied
+  blocking: on MPS a non-blocking copy from pageable memory can read the
+  batch after it is freed (pytorch/pytorch#189690);
 - the ``Trainer`` (not the model) records the loss: it adds each batch's loss
   to a tensor on the training device and copies the epoch's averages to the
   host once per epoch (``host_transfers`` counts these copies) instead of
@@ -71,8 +72,8 @@ class DataModule:
     """Base data: ``train_dataloader()`` and ``val_dataloader()`` call ``get_dataloader(train)`` (chapter "Neural networks and GPUs").
 
     ``pin_memory`` (False here) asks ``get_dataloader`` for batches in pinned
-    (page-locked) memory; the ``Trainer`` sets it to whether it trains on CUDA
-    before asking for the dataloaders.
+    (page-locked) memory; before asking for the dataloaders, the ``Trainer``
+    sets it to whether it trains on an accelerator other than MPS.
     """
 
     pin_memory = False
@@ -160,8 +161,8 @@ class Trainer:
     ``.gpus`` lists the first ``min(num_gpus, available)`` accelerators (a
     UserWarning says so once when fewer exist than asked for; none with
     ``D2LGPU_FORCE_CPU=1``); ``fit`` trains on ``.gpus[0]`` alone, moving the
-    model and every batch there (batches pinned on CUDA and copied without
-    blocking), or keeps them on the CPU when ``.gpus`` is empty. Asking for
+    model and every batch there (batches pinned, except on MPS, and copied
+    without blocking), or keeps them on the CPU when ``.gpus`` is empty. Asking for
     more than one GPU keeps d2l's interface; it does not split the work.
     After ``fit``, ``.train_loss`` and ``.val_loss`` hold one float per epoch
     (the mean loss over that epoch's examples) and ``.host_transfers`` counts
@@ -208,9 +209,9 @@ class Trainer:
         return self.gpus[0] if self.gpus else devices.cpu()
 
     def prepare_data(self, data) -> None:
-        """Ask ``data`` for its dataloaders (pinned when training on CUDA) and count their batches."""
+        """Ask ``data`` for its dataloaders (pinned when training on an accelerator but MPS) and count their batches."""
         if isinstance(data, DataModule):
-            data.pin_memory = self.device.type == "cuda"
+            data.pin_memory = self.device.type not in ("cpu", "mps")
         self.train_dataloader = data.train_dataloader()
         self.val_dataloader = data.val_dataloader()
         self.num_train_batches = len(self.train_dataloader)

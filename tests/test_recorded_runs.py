@@ -22,7 +22,7 @@ import nbformat
 import pytest
 from nbval.plugin import IPyNbFile
 
-from booktools import runs
+from booktools import i18n, runs
 from booktools.ext import recorded_runs as ext
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -475,16 +475,16 @@ def test_tabs_follow_names_in_a_copy_of_a_chapter_with_moved_edited_and_new_cell
     i, j = position["tensor-on-gpu"], position["copy-latency-bandwidth"]
     nb.cells[i], nb.cells[j] = nb.cells[j], nb.cells[i]
     nb.cells[position["device-report"]].source += "\nprint('edited')"
-    nb.cells[position["item-queue"]].metadata["name"] = "item-queue-renamed"
+    nb.cells[position["copy-timings"]].metadata["name"] = "copy-timings-renamed"
     new = nbformat.v4.new_code_cell("print(torch.cuda.is_available())", execution_count=1,
                                     metadata={"tags": ["hardware"], "name": "brand-new"},
                                     outputs=[_stream("False\n")])
     nb.cells.insert(position["device-report"], new)
     shown = _tabs_of(_page(nb, "chapters/tensors"), run, tmp_path, nb, "tensors")
 
-    assert {"brand-new", "item-queue-renamed", "tensor-on-gpu"} <= set(shown)
+    assert {"brand-new", "copy-timings-renamed", "tensor-on-gpu"} <= set(shown)
     for name, tabs in shown.items():
-        if name not in recorded or name == "item-queue":
+        if name not in recorded:
             # New or renamed: its recording is not this cell's.
             assert "Not yet recorded on a GPU." in tabs, name
             continue
@@ -497,10 +497,13 @@ def test_tabs_follow_names_in_a_copy_of_a_chapter_with_moved_edited_and_new_cell
     assert "earlier version" in shown["device-report"][1][1]
     assert "print(device_report())" in shown["device-report"][1][1]
     assert "earlier version" not in shown["tensor-on-gpu"][1][1]
-    # The item-queue recording is shown nowhere now that no cell has its name.
-    queue = runs.printed_line(recorded["item-queue"])
-    assert queue and not any(queue in tab for tabs in shown.values() if isinstance(tabs, list)
-                             for _, tab in tabs[1:])
+    # A recording is shown nowhere once no cell has its name: the renamed
+    # copy-timings, and item-queue, which the chapter no longer has.
+    for gone in ("copy-timings", "item-queue"):
+        line = runs.printed_line(recorded[gone])
+        assert gone not in shown and line, gone
+        assert not any(line in tab for tabs in shown.values() if isinstance(tabs, list)
+                       for _, tab in tabs[1:]), gone
 
 
 def test_site_tabs_current_stale_and_unrecorded(tmp_path):
@@ -659,3 +662,17 @@ def test_a_built_page_serves_the_files_for_download(tmp_path):
     hrefs = re.findall(r'<a class="reference download internal"[^>]*href="([^"]+)"', page)
     assert len(hrefs) == 1 and hrefs[0].endswith("/trace.json"), hrefs
     assert (out / "chapters" / hrefs[0]).resolve().read_text() == '{"traceEvents": []}'
+
+
+@pytest.mark.parametrize("code", [lang.code for lang in i18n.languages()])
+def test_a_recorded_plots_alt_text_reads_as_one_phrase_in_every_edition(code):
+    # A translated alt text ends with a full stop of its own language ("。"
+    # in Chinese and Japanese); the machine then follows in that language's
+    # form, not after ", " (which read "…。, 記録環境: …" on the ja pages).
+    meta = {"label": "NVIDIA H100", "torch": "2.11.0", "date": "2026-05-01"}
+    template = i18n.language(code).ui["recorded_alt"]
+    for alt in ("Two curves.", "两条曲线。", "2 本の曲線。"):
+        text = ext.recorded_alt(template, alt, meta)
+        assert alt.rstrip(".。") in text
+        assert not any(mark in text for mark in (".,", "。,", "。，", "。（", ".（", ".("))
+        assert all(value in text for value in meta.values())

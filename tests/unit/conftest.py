@@ -7,11 +7,21 @@ test). Nothing here touches a real GPU: tests that need one are marked
 applies tests/sanitize.cfg as nbval does, so output checks follow the file.
 """
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 
 from booktools.runs import NbvalComparison
 from d2lgpu import devices
+
+
+@pytest.fixture(autouse=True)
+def torch_xpu(monkeypatch):
+    """A bare ``torch.xpu`` where this torch has none (2.1 to 2.3), for fakes to fill."""
+    if not hasattr(torch, "xpu"):
+        monkeypatch.setattr(torch, "xpu", SimpleNamespace(is_available=lambda: False),
+                            raising=False)
 
 
 def fake_hardware(monkeypatch, cuda=0, mps=False, xpu=0):

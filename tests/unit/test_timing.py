@@ -78,7 +78,8 @@ class Recorder:
         monkeypatch.setattr(torch.mps, "synchronize",
                             lambda: self.events.append(("sync", "mps")))
         monkeypatch.setattr(torch.xpu, "synchronize",
-                            lambda device=None: self.events.append(("sync", str(device))))
+                            lambda device=None: self.events.append(("sync", str(device))),
+                            raising=False)
 
     def clock(self):
         self.events.append(("clock", None))
@@ -130,7 +131,8 @@ def test_benchmark_waits_for_mps_and_xpu(monkeypatch, device, waits):
 
 
 def test_benchmark_infers_device_from_tensor_args(monkeypatch, cuda_count_2):
-    # With GPUs around, CPU tensors need no wait at all.
+    # With GPUs around that this process has not used, CPU tensors need no
+    # wait at all.
     rec = Recorder(monkeypatch)
     x = torch.ones(3)
     m = d2lgpu.benchmark(lambda a, b: rec.work(), x, [x], warmup=0, repeat=2,
@@ -304,12 +306,81 @@ def test_synchronize_waits_only_for_the_current_cuda_device(monkeypatch):
     assert cuda.contexts[1:] == [torch.device("cuda:2")]
 
 
-def test_benchmark_without_tensors_waits_only_for_the_current_device(
-        monkeypatch):
+class FakeGpusInUse:
+    """Two or more fake CUDA GPUs as benchmark(device=None) sees them: CUDA
+    initialised (or not yet), a current device, memory held on some."""
+
+    def __init__(self, monkeypatch, hardware, count=2, current=0,
+                 reserved=(1, 1), initialized=True):
+        hardware(cuda=count)
+        self.initialized, self.reserved = initialized, list(reserved)
+        monkeypatch.setattr(torch.cuda, "is_initialized", lambda: self.initialized)
+        monkeypatch.setattr(torch.cuda, "current_device", lambda: current)
+        monkeypatch.setattr(torch.cuda, "memory_reserved",
+                            lambda i=None: self.reserved[i])
+
+
+def waits_before_clocks(rec):
+    """For every clock read, the set of devices waited for just before it."""
+    found, waited = [], set()
+    for kind, device in rec.events:
+        if kind == "sync":
+            waited.add(device)
+        elif kind == "clock":
+            found.append(waited)
+            waited = set()
+        else:
+            waited = set()
+    return found
+
+
+def test_benchmark_without_a_device_waits_for_every_gpu_in_use(monkeypatch,
+                                                               hardware):
+    # The work is a closure that queues on the second GPU: no tensor argument
+    # says so, and the current device is the first. Both are waited for.
+    FakeGpusInUse(monkeypatch, hardware, count=2, current=0, reserved=(1, 1))
+    rec = Recorder(monkeypatch)
+    m = d2lgpu.benchmark(rec.work, warmup=0, repeat=3, min_block_time=0)
+    assert waits_before_clocks(rec) == [{"cuda:0", "cuda:1"}] * 8
+    assert m.device == torch.device("cuda:0")
+
+
+def test_benchmark_waits_for_the_tensors_device_and_the_gpus_in_use(
+        monkeypatch, hardware, on_fake_device):
+    FakeGpusInUse(monkeypatch, hardware, count=3, current=1, reserved=(0, 0, 1))
+    rec = Recorder(monkeypatch)
+    x = on_fake_device("cuda:0")
+    m = d2lgpu.benchmark(lambda a: rec.work(), x, warmup=0, repeat=2,
+                         min_block_time=0)
+    assert waits_before_clocks(rec) == [{"cuda:0", "cuda:1", "cuda:2"}] * 6
+    assert m.device == torch.device("cuda:0")
+
+
+def test_benchmark_creates_no_context_on_an_unused_gpu(monkeypatch):
+    # Synchronising a GPU creates a CUDA context there: the current GPU is
+    # waited for, the others only where this process holds memory.
     cuda = FakeCuda(monkeypatch, count=3, current=1)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda i=None: 0)
     m = d2lgpu.benchmark(lambda: None, warmup=0, repeat=2, min_block_time=0)
     assert set(cuda.contexts) == {torch.device("cuda:1")}
     assert m.device == torch.device("cuda:1")
+
+
+def test_benchmark_starts_waiting_once_fn_starts_using_the_gpu(monkeypatch,
+                                                               hardware):
+    # Before CUDA is initialised nothing can be queued and nothing is waited
+    # for (no context is created); fn's first call initialises it.
+    gpus = FakeGpusInUse(monkeypatch, hardware, count=2, reserved=(1, 0),
+                         initialized=False)
+    rec = Recorder(monkeypatch)
+
+    def first_use():
+        gpus.initialized = True
+        rec.work()
+
+    d2lgpu.benchmark(first_use, warmup=0, repeat=2, min_block_time=0)
+    assert waits_before_clocks(rec) == [set()] + [{"cuda:0"}] * 5
 
 
 @pytest.mark.parametrize("kinds, waits", [
@@ -318,7 +389,7 @@ def test_benchmark_without_tensors_waits_only_for_the_current_device(
 def test_synchronize_without_a_device_on_mps_and_xpu(monkeypatch, hardware,
                                                      kinds, waits):
     hardware(**kinds)
-    monkeypatch.setattr(torch.xpu, "current_device", lambda: 1)
+    monkeypatch.setattr(torch.xpu, "current_device", lambda: 1, raising=False)
     rec = Recorder(monkeypatch)
     d2lgpu.synchronize()
     assert rec.events == [waits]

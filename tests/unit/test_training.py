@@ -367,9 +367,17 @@ def test_prepare_batch_copies_each_tensor_to_the_first_gpu_without_blocking(
     assert [t.moved_to for t in batch] == [[(torch.device("cuda:0"), True)]] * 2
 
 
+def test_prepare_batch_copies_a_pinned_batch_to_an_xpu_without_blocking(
+        xpu_count_2):
+    trainer = d2lgpu.Trainer(1, num_gpus=1, plot=False)
+    batch = [RecordsTo(), RecordsTo()]
+    trainer.prepare_batch(batch)
+    assert [t.moved_to for t in batch] == [[(torch.device("xpu:0"), True)]] * 2
+
+
 def test_prepare_batch_blocks_for_a_batch_that_is_not_pinned(mps_available):
     # On MPS a non-blocking copy from pageable memory can read the batch after
-    # it is freed (pytorch/pytorch#189690); the Trainer pins on CUDA only.
+    # it is freed (pytorch/pytorch#189690), and DataLoaders do not pin there.
     trainer = d2lgpu.Trainer(1, num_gpus=1, plot=False)
     batch = [RecordsTo(pinned=False), RecordsTo(pinned=False)]
     trainer.prepare_batch(batch)
@@ -377,10 +385,13 @@ def test_prepare_batch_blocks_for_a_batch_that_is_not_pinned(mps_available):
 
 
 @pytest.mark.parametrize("kinds, pinned", [
-    (dict(cuda=1), True), (dict(mps=True), False), (dict(xpu=1), False),
+    (dict(cuda=1), True), (dict(mps=True), False), (dict(xpu=1), True),
     (dict(), False),
 ], ids=["cuda", "mps", "xpu", "cpu"])
-def test_batches_are_pinned_when_training_on_cuda(hardware, kinds, pinned):
+def test_batches_are_pinned_for_every_accelerator_but_mps(hardware, kinds,
+                                                          pinned):
+    # As DataLoader(pin_memory=True) pins: for the current accelerator, but
+    # not for MPS (PyTorch 2.7 and later; before, for CUDA only).
     hardware(**kinds)
     trainer = d2lgpu.Trainer(1, num_gpus=1, plot=False) if kinds else (
         d2lgpu.Trainer(1, plot=False))

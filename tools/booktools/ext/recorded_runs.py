@@ -206,7 +206,7 @@ class RecordedRunsTransform(SphinxTransform):
         alt = (mystnb.get("image", {}).get("alt")
                or re.sub(r"[`*_]", "", mystnb.get("figure", {}).get("caption", ""))
                or "Plot made by this cell")
-        alt = f"{alt.rstrip('.')}, {self.ui['recorded_on']} {run.meta['label']} (PyTorch {run.meta['torch']}, {run.meta['date']})"
+        alt = recorded_alt(self.ui["recorded_alt"], alt, run.meta)
         uri = "/" + os.path.relpath(path, self.app.srcdir)
         return nodes.image(uri=uri, alt=alt)
 
@@ -217,6 +217,12 @@ def _size(n: int) -> str:
         if n < 1000 or unit == "MiB":
             return f"{n} B" if unit == "B" else f"{n:.3g} {unit}"
         n /= 1024
+
+
+def recorded_alt(template: str, alt: str, meta: dict) -> str:
+    """A recorded plot's alt text: the chapter's own, then where it was recorded, in the page's language."""
+    return template.format(alt=alt.rstrip(".。 "), machine=meta["label"],
+                           torch=meta["torch"], date=meta["date"])
 
 
 def load_runs(app: Sphinx) -> None:
