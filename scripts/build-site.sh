@@ -6,6 +6,10 @@
 # chapters/NAME.md brings its notebook in step).
 # Each translated edition (i18n/<code>/, booktools.i18n) is then built the
 # same way, as a site of its own with its language, into _build/html/<code>/.
+# Then Chromium prints each edition's PDF from its pages (booktools.pdf) beside
+# them, _build/html/gpus-from-pytorch.pdf and _build/html/<code>/
+# gpus-from-pytorch-<code>.pdf, which every page links; without Chromium it
+# says so and prints none, and no page links one.
 # Then open _build/html/index.html in a browser.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -41,5 +45,6 @@ fi
 # into its folder, while the chapters' pairs and the translations' structure
 # are checked (python -m booktools.site says how).
 .venv/bin/python -m booktools.site
+.venv/bin/python -m booktools.pdf
 echo "$inputs_hash" > "$stamp"
 echo "site: open $root/_build/html/index.html"

@@ -1,0 +1,330 @@
+"""The book as one PDF per edition, printed by Chromium from the built site.
+
+    python -m booktools.pdf            # after the HTML build (scripts/build-site.sh)
+
+Each edition's chapter pages, in _toc.yml's order, are put together in one
+browser page, as they print (the site's print CSS shows every solution, every
+hidden cell and every recorded tab, and wraps every line): the first page that
+loads MathJax is the shell; each chapter's print header and article are
+fetched and appended, their ids prefixed with the chapter's name and their
+links to chapters rewritten to anchors of the document, so that Chromium keeps
+them as links inside the PDF. A link to a page that is not in the PDF (another
+edition) keeps its text and loses its target. A cover page lists the chapters,
+each a link. MathJax typesets the whole, then Chromium prints it on A4 with
+the page number and count in the footer, a document outline from the headings,
+and tags.
+
+One Chromium prints every edition, each in its own tab, at the same time.
+An edition's PDF is printed again only when its pages (or this module)
+changed since it was last printed: a hash of them is kept beside the PDF.
+Without Chromium (booktools.chromium) nothing is printed, the command says so
+and succeeds, and the site's pages do not link a PDF (booktools.ext.book_pdf
+decides that from the same function). Each edition printed names the fonts
+Chromium drew its text with: Chromium embeds an OpenType font with CFF
+outlines (Noto Sans CJK, the CJK editions' font) as Type 3 fonts, which PDF
+readers list without a name.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import hashlib
+import http.server
+import re
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from booktools import chromium, i18n
+from booktools.book import ROOT, toc_pages
+
+__all__ = ["SITE", "file_name", "site_path", "inputs_hash", "Printed", "build", "main"]
+
+SITE = ROOT / "_build" / "html"
+FORMAT = "A4"  # the paper of most of the editions' readers (Letter is North America's)
+MARGIN = {"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"}
+# Chromium draws the footer in a page of its own: inline styles only.
+FOOTER = ('<div style="width: 100%; font-size: 8pt; color: #444; text-align: center; '
+          'font-family: sans-serif;"><span class="pageNumber"></span> / '
+          '<span class="totalPages"></span></div>')
+TIMEOUT_MS = 120_000  # per edition: loading, typesetting and printing
+
+
+def file_name(code: str) -> str:
+    """The PDF's file name: the English title as a slug, then the edition's code."""
+    slug = re.sub(r"[^a-z0-9]+", "-", i18n.language("en").title.lower()).strip("-")
+    return f"{slug}.pdf" if code == "en" else f"{slug}-{code}.pdf"
+
+
+def site_path(code: str) -> str:
+    """The PDF's path from the site's root: beside the edition's chapters/ folder."""
+    return file_name(code) if code == "en" else f"{code}/{file_name(code)}"
+
+
+def _chapters(code: str) -> list[str]:
+    """The edition's pages, in _toc.yml's order (a translation has every chapter)."""
+    return [page for page in toc_pages()
+            if code == "en" or any(lang.code == code for lang in i18n.alternates(page))]
+
+
+def inputs_hash(code: str, site: Path = SITE) -> str:
+    """What the edition's PDF is printed from: its chapter pages (which name their
+    styles and scripts with a hash of each) and this module."""
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    for page in _chapters(code):
+        digest.update((site / i18n.site_path(code, page)).read_bytes())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Printed:
+    code: str
+    path: Path
+    seconds: float  # 0.0: up to date, not printed again
+    fonts: tuple[str, ...] = ()  # the fonts Chromium drew the text with, most glyphs first
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+
+@contextlib.contextmanager
+def _serve(site: Path):
+    """The built site on 127.0.0.1 (a free port)."""
+    handler = functools.partial(_Quiet, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+# Run in the shell page: put the chapters together as one printable document.
+COMPOSE = r"""async ({pages, title, author, contents}) => {
+  const make = (tag, props = {}, ...children) => {
+    const el = Object.assign(document.createElement(tag), props);
+    el.append(...children);
+    return el;
+  };
+  const byPath = new Map(pages.map(p => [new URL(p.url).pathname, p.slug]));
+  const docs = await Promise.all(pages.map(async p => {
+    const response = await fetch(p.url);
+    if (!response.ok) throw new Error(`${p.url}: HTTP ${response.status}`);
+    return new DOMParser().parseFromString(await response.text(), 'text/html');
+  }));
+  const REFERENCES = ['for', 'aria-labelledby', 'aria-describedby', 'aria-controls', 'headers'];
+  const list = make('ol');
+  const book = make('div', {className: 'book-pdf'},
+    make('section', {className: 'book-pdf-cover', id: 'book-pdf-cover'},
+         make('p', {className: 'book-pdf-title'}, title),
+         make('p', {className: 'book-pdf-author'}, author),
+         make('nav', {ariaLabel: contents}, make('h2', {}, contents), list)));
+  docs.forEach((doc, i) => {
+    const {url, slug} = pages[i];
+    const h1 = doc.querySelector('article.bd-article h1');
+    const name = h1 ? h1.textContent.replace(/#\s*$/, '').trim() : slug;
+    list.append(make('li', {}, make('a', {href: `#${slug}`}, name)));
+    const chapter = make('section', {className: 'book-pdf-chapter', id: slug});
+    for (const selector of ['#jb-print-docs-body', 'article.bd-article']) {
+      const part = doc.querySelector(selector);
+      if (!part) throw new Error(`${url}: no ${selector}`);
+      chapter.append(document.adoptNode(part));
+    }
+    chapter.querySelectorAll('script').forEach(s => s.remove());
+    chapter.querySelectorAll('details').forEach(d => d.open = true);
+    for (const el of chapter.querySelectorAll('[id]')) el.id = `${slug}--${el.id}`;
+    for (const name of REFERENCES) {
+      for (const el of chapter.querySelectorAll(`[${name}]`)) {
+        el.setAttribute(name, el.getAttribute(name).split(/\s+/).map(id => `${slug}--${id}`).join(' '));
+      }
+    }
+    for (const el of chapter.querySelectorAll('[src]')) el.src = new URL(el.getAttribute('src'), url).href;
+    for (const a of chapter.querySelectorAll('a[href]')) {
+      const target = new URL(a.getAttribute('href'), url);
+      if (target.origin !== location.origin) continue;  // another site: kept as it is
+      const inBook = byPath.get(target.pathname);
+      if (inBook !== undefined) {
+        const id = decodeURIComponent(target.hash.slice(1));
+        a.setAttribute('href', id ? `#${inBook}--${id}` : `#${inBook}`);
+      } else {  // a page this PDF does not hold (another edition): its text stays
+        a.replaceWith(...a.childNodes);
+      }
+    }
+    book.append(chapter);
+  });
+  const container = document.querySelector('.bd-article-container');
+  container.querySelectorAll(':scope > #jb-print-docs-body, :scope > article.bd-article')
+      .forEach(el => el.remove());
+  container.prepend(book);
+  document.title = title;
+  for (const img of document.images) img.loading = 'eager';
+  await Promise.all([...document.images].map(img => img.complete ? null :
+      new Promise(done => { img.addEventListener('load', done); img.addEventListener('error', done); })));
+  const broken = [...document.images].filter(img => !img.naturalWidth).map(img => img.src);
+  if (broken.length) throw new Error(`images that did not load: ${broken.join(', ')}`);
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+    await MathJax.startup.promise;
+    MathJax.typesetClear();
+    await MathJax.typesetPromise();
+  }
+  await document.fonts.ready;
+  // A text table (nvidia-smi's box: booktools.ext.fixed_width_outputs) keeps
+  // its lines on paper too: book.css sizes its font from its longest line.
+  for (const pre of document.querySelectorAll('.book-pdf .fixed-width pre')) {
+    const columns = Math.max(...pre.textContent.split('\n').map(line => line.length));
+    pre.style.setProperty('--book-pdf-columns', columns);
+  }
+  return {
+    chapters: pages.length,
+    math: document.querySelectorAll('.book-pdf span.math, .book-pdf div.math').length,
+    typeset: document.querySelectorAll('.book-pdf mjx-container').length,
+  };
+}"""
+
+
+def _shell(code: str, site: Path, pages: list[str]) -> str:
+    """The page whose head the PDF uses: the first that loads MathJax (or the first)."""
+    for page in pages:
+        if "mathjax/tex-" in (site / i18n.site_path(code, page)).read_text(encoding="utf-8"):
+            return page
+    return pages[0]
+
+
+async def _fonts(tab) -> tuple[str, ...]:
+    """The fonts Chromium draws the document's text with (those the PDF embeds), most glyphs first."""
+    cdp = await tab.context.new_cdp_session(tab)
+    await cdp.send("DOM.enable")
+    await cdp.send("CSS.enable")
+    root = (await cdp.send("DOM.getDocument", {"depth": 0}))["root"]["nodeId"]
+    nodes = (await cdp.send("DOM.querySelectorAll", {
+        "nodeId": root, "selector": ".book-pdf :is(h1, h2, p, li, pre, th, td)"}))["nodeIds"]
+    glyphs: dict[str, int] = {}
+    for node in nodes:
+        found = await cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})
+        for font in found["fonts"]:
+            name = font.get("postScriptName") or font["familyName"]
+            glyphs[name] = glyphs.get(name, 0) + font["glyphCount"]
+    await cdp.detach()
+    return tuple(sorted(glyphs, key=glyphs.get, reverse=True))
+
+
+async def _print(browser, base: str, code: str, site: Path, target: Path) -> tuple[str, ...]:
+    lang = i18n.language(code)
+    pages = _chapters(code)
+    context = await browser.new_context(color_scheme="light", service_workers="block")
+    try:
+        tab = await context.new_page()
+        tab.set_default_timeout(TIMEOUT_MS)
+        problems: list[str] = []
+        tab.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
+        await tab.goto(f"{base}/{i18n.site_path(code, _shell(code, site, pages))}",
+                       wait_until="load")
+        config = yaml.safe_load((ROOT / "_config.yml").read_text())
+        found = await tab.evaluate(COMPOSE, {
+            "pages": [{"url": f"{base}/{i18n.site_path(code, page)}",
+                       "slug": page.rsplit("/", 1)[-1]} for page in pages],
+            "title": lang.title, "author": config.get("author", ""),
+            "contents": lang.ui["pdf_contents"]})
+        if found["typeset"] < found["math"]:
+            problems.append(f"math left untypeset: {found}")
+        if problems:
+            raise RuntimeError(f"{code}: " + "; ".join(problems))
+        fonts = await _fonts(tab)
+        partial = target.with_suffix(".pdf.part")
+        await tab.pdf(path=partial, format=FORMAT, margin=MARGIN, print_background=True,
+                      display_header_footer=True, header_template="<span></span>",
+                      footer_template=FOOTER, outline=True, tagged=True)
+        partial.replace(target)
+        return fonts
+    finally:
+        await context.close()
+
+
+def _stamp(target: Path) -> Path:
+    return target.with_name(target.name + ".sha256")
+
+
+async def _build(codes: list[str], site: Path) -> list[Printed]:
+    from playwright.async_api import async_playwright
+
+    todo, done = {}, []
+    for code in codes:
+        target = site / site_path(code)
+        digest = inputs_hash(code, site)
+        stamp = _stamp(target)
+        if target.is_file() and stamp.is_file() and stamp.read_text() == digest:
+            done.append(Printed(code, target, 0.0))
+        else:
+            stamp.unlink(missing_ok=True)
+            todo[code] = (target, digest)
+    if not todo:
+        return done
+    with _serve(site) as base, chromium.refusing_proxy() as proxy:
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(**chromium.launch_options(proxy))
+            try:
+                async def one(code: str) -> Printed:
+                    began = time.monotonic()
+                    target, digest = todo[code]
+                    fonts = await _print(browser, base, code, site, target)
+                    _stamp(target).write_text(digest)
+                    return Printed(code, target, time.monotonic() - began, fonts)
+                done += await asyncio.gather(*(one(code) for code in todo))
+            finally:
+                await browser.close()
+    return done
+
+
+def build(codes: list[str] | None = None, site: Path = SITE) -> list[Printed]:
+    """Print each edition's PDF into the built site (skipping those up to date)."""
+    if chromium.available() is None:
+        raise RuntimeError(f"no Chromium at {chromium.executable()}: install Debian's "
+                           f"package {chromium.PACKAGE}, or name one in ${chromium.VARIABLE}")
+    codes = codes or [lang.code for lang in i18n.languages()]
+    missing = [i18n.site_path(code, page) for code in codes for page in _chapters(code)
+               if not (site / i18n.site_path(code, page)).is_file()]
+    if missing:
+        raise RuntimeError(f"build the site first (bash scripts/build-site.sh): "
+                           f"{', '.join(missing[:3])} missing in {site}")
+    return asyncio.run(_build(codes, site))
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    began = time.monotonic()
+    if chromium.available() is None:
+        for lang in i18n.languages():  # left from a build that had Chromium: no page links them
+            (SITE / site_path(lang.code)).unlink(missing_ok=True)
+        print(f"pdf: NO PDF PRINTED: no Chromium at {chromium.executable()} (install Debian's "
+              f"package {chromium.PACKAGE}, or name one in ${chromium.VARIABLE}); the site's "
+              f"pages link no PDF", file=sys.stderr)
+        return 0
+    try:
+        printed = build()
+    except Exception as error:  # noqa: BLE001 - said in one line, the build fails
+        print(f"pdf: FAILED: {error}", file=sys.stderr)
+        return 1
+    for p in printed:
+        what = f"printed in {p.seconds:.1f} s" if p.seconds else "up to date"
+        shown = p.path.relative_to(ROOT) if p.path.is_relative_to(ROOT) else p.path
+        fonts = f"; fonts: {', '.join(p.fonts)}" if p.fonts else ""
+        print(f"pdf: {shown} ({p.path.stat().st_size / 1e6:.1f} MB) {what}{fonts}")
+    print(f"pdf: {len(printed)} editions in {time.monotonic() - began:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
