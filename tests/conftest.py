@@ -15,7 +15,8 @@ HTML = BUILD / "html"
 BUILD_LOG = BUILD / "site-build.log"  # the site build of this test run: exit code, then output
 BUILD_TIMEOUT = 600  # seconds; the build executes nothing
 # The tests that read the built site (a run that selects none builds nothing).
-SITE_TESTS = (ROOT / "tests" / "test_site_build.py", ROOT / "tests" / "browser")
+SITE_TESTS = (ROOT / "tests" / "test_site_build.py", ROOT / "tests" / "test_pdf.py",
+              ROOT / "tests" / "browser")
 
 # The order in which the xdist workers get the test files (--no-loadscope-reorder
 # in pyproject.toml keeps it): long ones first, so that the short unit tests

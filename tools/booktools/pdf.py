@@ -12,7 +12,8 @@ them as links inside the PDF. A link to a page that is not in the PDF (another
 edition) keeps its text and loses its target. A cover page lists the chapters,
 each a link. MathJax typesets the whole, then Chromium prints it on A4 with
 the page number and count in the footer, a document outline from the headings,
-and tags.
+and tags. A CJK edition's text layer then gets its ideographs back where
+Chromium wrote radicals (unify_radicals).
 
 One Chromium prints every edition, each in its own tab, at the same time.
 An edition's PDF is printed again only when its pages (or this module)
@@ -35,15 +36,17 @@ import re
 import sys
 import threading
 import time
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from booktools import chromium, i18n
+from booktools import chromium, i18n, typography
 from booktools.book import ROOT, toc_pages
 
-__all__ = ["SITE", "file_name", "site_path", "inputs_hash", "Printed", "build", "main"]
+__all__ = ["SITE", "file_name", "site_path", "inputs_hash", "unify_radicals", "Printed", "build",
+           "main"]
 
 SITE = ROOT / "_build" / "html"
 FORMAT = "A4"  # the paper of most of the editions' readers (Letter is North America's)
@@ -200,6 +203,51 @@ def _shell(code: str, site: Path, pages: list[str]) -> str:
     return pages[0]
 
 
+# A ToUnicode entry's destination made only of Kangxi radicals and CJK radical
+# supplements (U+2E80-U+2FDF), as hex: <src> <dst>.
+_RADICAL_DESTINATION = re.compile(r"(<[0-9A-Fa-f]+>\s*<)((?:2[EeFf][0-9A-Fa-f]{2})+)(>)")
+
+
+def _unified(match: re.Match) -> str:
+    text = bytes.fromhex(match[2]).decode("utf-16-be")
+    text = "".join(unicodedata.normalize("NFKC", c) if 0x2E80 <= ord(c) <= 0x2FDF else c
+                   for c in text)
+    return match[1] + text.encode("utf-16-be").hex().upper() + match[3]
+
+
+def unify_radicals(path: Path) -> int:
+    """Map the PDF's CJK glyphs to the ideographs the text has, not to radicals; return how
+    many fonts changed.
+
+    Noto Sans CJK draws 用 (U+7528) and the radical ⽤ (U+2F64) with one glyph,
+    and Chromium's PDF maps each glyph to the lowest character that has it: the
+    radical. Copied or searched, 使用 would read 使⽤. The book's text has no
+    radicals, so each goes back to its ideograph (their compatibility mapping,
+    NFKC). Written as an incremental update of the file (pypdf).
+    """
+    import pypdf
+
+    writer = pypdf.PdfWriter(path, incremental=True)
+    seen, changed = set(), 0
+    for page in writer.pages:
+        for font in (page["/Resources"].get("/Font") or {}).values():
+            font = font.get_object()
+            if "/ToUnicode" not in font:
+                continue
+            cmap = font["/ToUnicode"].get_object()
+            if cmap.indirect_reference.idnum in seen:
+                continue
+            seen.add(cmap.indirect_reference.idnum)
+            text = cmap.get_data().decode("latin-1")
+            unified = _RADICAL_DESTINATION.sub(_unified, text)
+            if unified != text:
+                cmap.set_data(unified.encode("latin-1"))
+                changed += 1
+    if changed:
+        writer.write(path)
+    return changed
+
+
 async def _fonts(tab) -> tuple[str, ...]:
     """The fonts Chromium draws the document's text with (those the PDF embeds), most glyphs first."""
     cdp = await tab.context.new_cdp_session(tab)
@@ -244,6 +292,8 @@ async def _print(browser, base: str, code: str, site: Path, target: Path) -> tup
         await tab.pdf(path=partial, format=FORMAT, margin=MARGIN, print_background=True,
                       display_header_footer=True, header_template="<span></span>",
                       footer_template=FOOTER, outline=True, tagged=True)
+        if typography.has_cjk(lang.title):
+            await asyncio.to_thread(unify_radicals, partial)
         partial.replace(target)
         return fonts
     finally:

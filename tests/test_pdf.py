@@ -1,0 +1,144 @@
+"""Each edition's PDF (booktools.pdf): printed by the build, linked from its pages, readable."""
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import pypdf
+import pytest
+
+from booktools import chromium, i18n, pdf, typography
+from booktools.book import toc_pages
+from booktools.ext import book_pdf
+
+pytestmark = pytest.mark.slow
+
+CODES = [lang.code for lang in i18n.languages()]
+FOOTER = re.compile(r"(\d+) / (\d+)\s*$")  # booktools.pdf.FOOTER, as text
+
+
+@pytest.fixture(scope="module")
+def readers(built_site) -> dict[str, pypdf.PdfReader]:
+    if chromium.available() is None:
+        pytest.fail(f"no Chromium at {chromium.executable()}: the build printed no PDF "
+                    "(CI installs Debian's chromium)", pytrace=False)
+    return {code: pypdf.PdfReader(built_site / pdf.site_path(code)) for code in CODES}
+
+
+def _slug(page: str) -> str:
+    return page.rsplit("/", 1)[-1]
+
+
+def _links(reader: pypdf.PdfReader, page: int | None = None) -> list:
+    pages = reader.pages if page is None else [reader.pages[page]]
+    return [a.get_object() for p in pages for a in p.get("/Annots") or []
+            if a.get_object().get("/Subtype") == "/Link"]
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_every_page_is_numbered_in_the_footer(readers, code):
+    reader = readers[code]
+    total = len(reader.pages)
+    assert total > len(toc_pages())  # a cover, then every chapter from a page of its own
+    for number in (1, total // 2, total):
+        text = reader.pages[number - 1].extract_text()
+        assert FOOTER.search(text) and FOOTER.search(text).groups() == (str(number), str(total))
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_the_cover_links_every_chapter_in_the_tocs_order(readers, code):
+    reader = readers[code]
+    destinations = reader.named_destinations
+    cover = [str(link["/Dest"]).lstrip("/") for link in _links(reader, 0)]
+    assert cover == [_slug(page) for page in toc_pages()]
+    starts = [reader.get_destination_page_number(destinations[f"/{slug}"]) for slug in cover]
+    assert starts[0] > 0 and starts == sorted(set(starts))
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_every_link_inside_the_pdf_has_its_target_and_none_leads_to_the_build(readers, code):
+    reader = readers[code]
+    destinations = reader.named_destinations
+    links = _links(reader)
+    internal = [str(link["/Dest"]) for link in links if "/Dest" in link]
+    urls = [str(link["/A"].get("/URI", "")) for link in links if "/A" in link]
+    # Beyond the cover's: the chapters' links to each other's sections.
+    assert len(internal) > 2 * len(toc_pages())
+    assert [d for d in internal if d not in destinations] == []
+    assert [u for u in urls if not u.startswith("https://")] == []  # nothing of 127.0.0.1
+
+
+def _drawn_characters(reader: pypdf.PdfReader, pages: range) -> set[str]:
+    """The characters the pages draw with a glyph of an embedded font (not a missing-glyph box)."""
+    drawn = set()
+    for number in pages:
+        for font in (reader.pages[number]["/Resources"].get("/Font") or {}).values():
+            font = font.get_object()
+            if "/ToUnicode" not in font:
+                continue
+            cmap = font["/ToUnicode"].get_object().get_data().decode("latin-1")
+            pairs = [(int(src, 16), bytes.fromhex(dst).decode("utf-16-be"))
+                     for block in re.findall(r"beginbfchar(.*?)endbfchar", cmap, re.S)
+                     for src, dst in re.findall(r"<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>", block)]
+            pairs += [(code, chr(int(dst, 16) + code - int(low, 16)))
+                      for block in re.findall(r"beginbfrange(.*?)endbfrange", cmap, re.S)
+                      for low, high, dst in re.findall(
+                          r"<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]{4})>", block)
+                      for code in range(int(low, 16), int(high, 16) + 1)]
+            if font["/Subtype"] == "/Type3":  # Chromium's form of an OpenType CFF font
+                names = font["/Encoding"]["/Differences"][1:]
+                procs = font["/CharProcs"]
+                drawn |= {char for code, char in pairs
+                          if names[code] != "/g0" and procs[names[code]].get_object().get_data()}
+            else:
+                descriptor = font["/DescendantFonts"][0].get_object()["/FontDescriptor"]
+                if any(k in descriptor for k in ("/FontFile", "/FontFile2", "/FontFile3")):
+                    drawn |= {char for code, char in pairs if code}
+    return drawn
+
+
+@pytest.mark.parametrize("code", [lang.code for lang in i18n.languages()
+                                  if typography.has_cjk(lang.title)])
+def test_a_cjk_edition_draws_its_title_with_an_embedded_cjk_font(readers, code):
+    reader = readers[code]
+    title = {c for c in i18n.language(code).title if typography.has_cjk(c)}
+    assert title and title <= _drawn_characters(reader, range(2))
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_the_cover_reads_as_the_title_and_the_chapters_names(readers, code):
+    # Copied or searched, the text is the book's: a CJK edition's ideographs
+    # are not read as the radicals that share their glyphs (pdf.unify_radicals).
+    text = re.sub(r"\s+", "", readers[code].pages[0].extract_text())
+    assert re.sub(r"\s+", "", i18n.language(code).title) in text
+    assert not re.search("[\u2e80-\u2fdf]", text)
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_every_page_links_its_editions_pdf_in_its_language(built_site, readers, code):
+    lang = i18n.language(code)
+    target = (built_site / pdf.site_path(code)).resolve()
+    for page in toc_pages():
+        path = built_site / i18n.site_path(code, page)
+        found = re.findall(rf'<p class="{book_pdf.LINK_CLASS}"><a href="([^"]+)"[^>]*>([^<]+)</a>',
+                           path.read_text(encoding="utf-8"))
+        assert len(found) == 1, path
+        href, text = found[0]
+        assert (path.parent / html.unescape(href)).resolve() == target
+        assert html.unescape(text) == lang.ui["pdf"]
+
+
+def test_without_chromium_no_pdf_is_printed_or_linked(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv(chromium.VARIABLE, str(tmp_path / "no-chromium"))
+    monkeypatch.setattr(pdf, "SITE", tmp_path)
+    left = tmp_path / pdf.site_path("en")
+    left.write_bytes(b"%PDF- from a build that had Chromium")
+    assert pdf.main([]) == 0
+    assert "NO PDF PRINTED" in capsys.readouterr().err and not left.exists()
+    app = type("App", (), {"config": type("Config", (), {"language": "en"})})()
+    context = {"body": "<p>text</p>"}
+    book_pdf.add_link(app, "chapters/intro", "page.html", context, doctree=object())
+    assert context["body"] == "<p>text</p>"
+    with pytest.raises(RuntimeError, match=f"install Debian's package {chromium.PACKAGE}"):
+        pdf.build(["en"], site=tmp_path)
