@@ -747,11 +747,14 @@ TABS_ON_A_PHONE = r"""() => {
 def test_recorded_tabs_read_on_a_phone(phone, page):
     v = phone(page)
     found = v.evaluate(TABS_ON_A_PHONE)
-    # For review: the first tab set with its first recorded tab open.
-    tabs = v.page.locator("article .sd-tab-set.recorded-runs").first
-    tabs.locator(":scope > label").nth(1).click()
-    tabs.screenshot(path=str(SCREENSHOTS / f"{page.replace('/', '__')}__{PHONE}px__tabs.png"))
-    tabs.locator(":scope > label").first.click()
+    # For review: the first tab set with its first recorded tab open, where
+    # the page has one (a chapter none of whose cells is recorded has none).
+    tab_sets = v.page.locator("article .sd-tab-set.recorded-runs")
+    if tab_sets.count():
+        tabs = tab_sets.first
+        tabs.locator(":scope > label").nth(1).click()
+        tabs.screenshot(path=str(SCREENSHOTS / f"{page.replace('/', '__')}__{PHONE}px__tabs.png"))
+        tabs.locator(":scope > label").first.click()
     tall = [f"{r['labels']}: {r['height']:.0f} px, a line is {r['line']:.0f} px" for r in found["rows"]
             if r["height"] > 2 * r["line"] + 1]
     assert tall == [], "tab labels taking more than two lines on a phone"
