@@ -19,7 +19,7 @@ One Chromium prints every edition, each in its own tab, at the same time.
 An edition's PDF is printed again only when its pages (or this module)
 changed since it was last printed: a hash of them is kept beside the PDF.
 Without Chromium (booktools.chromium) nothing is printed, the command says so
-and succeeds, and the site's pages do not link a PDF (booktools.ext.book_pdf
+and succeeds (fails where $CI is set, as on GitHub's runners), and the site's pages do not link a PDF (booktools.ext.book_pdf
 decides that from the same function). Each edition printed names the fonts
 Chromium drew its text with: Chromium embeds an OpenType font with CFF
 outlines (Noto Sans CJK, the CJK editions' font) as Type 3 fonts, which PDF
@@ -32,6 +32,7 @@ import contextlib
 import functools
 import hashlib
 import http.server
+import os
 import re
 import sys
 import threading
@@ -358,10 +359,11 @@ def main(argv: list[str] | None = None) -> int:
     if chromium.available() is None:
         for lang in i18n.languages():  # left from a build that had Chromium: no page links them
             (SITE / site_path(lang.code)).unlink(missing_ok=True)
-        print(f"pdf: NO PDF PRINTED: no Chromium at {chromium.executable()} (install Debian's "
-              f"package {chromium.PACKAGE}, or name one in ${chromium.VARIABLE}); the site's "
-              f"pages link no PDF", file=sys.stderr)
-        return 0
+        ci = bool(os.environ.get("CI"))  # CI builds what is published: never without its PDFs
+        print(f"pdf: {'FAILED' if ci else 'NO PDF PRINTED'}: no Chromium at "
+              f"{chromium.executable()} (install Debian's package {chromium.PACKAGE}, or name "
+              f"one in ${chromium.VARIABLE}); the site's pages link no PDF", file=sys.stderr)
+        return 1 if ci else 0
     try:
         printed = build()
     except Exception as error:  # noqa: BLE001 - said in one line, the build fails
