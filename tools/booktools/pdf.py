@@ -258,8 +258,8 @@ async def _fonts(tab) -> tuple[str, ...]:
     nodes = (await cdp.send("DOM.querySelectorAll", {
         "nodeId": root, "selector": ".book-pdf :is(h1, h2, p, li, pre, th, td)"}))["nodeIds"]
     glyphs: dict[str, int] = {}
-    for node in nodes:
-        found = await cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})
+    asked = [cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node}) for node in nodes]
+    for found in await asyncio.gather(*asked):  # one round trip's wait, not one per node
         for font in found["fonts"]:
             name = font.get("postScriptName") or font["familyName"]
             glyphs[name] = glyphs.get(name, 0) + font["glyphCount"]
