@@ -45,6 +45,12 @@ fi
 # into its folder, while the chapters' pairs and the translations' structure
 # are checked (python -m booktools.site says how).
 .venv/bin/python -m booktools.site
-.venv/bin/python -m booktools.pdf
+# Every page links its edition's PDF (when there is a Chromium to print it):
+# if printing fails, no site is left whose pages link a PDF that is not there.
+if ! .venv/bin/python -m booktools.pdf; then
+  rm -rf _build/html _build/.doctrees _build/i18n
+  echo "site: FAILED: the PDFs could not be printed (above); the site's pages, which link them, were removed" >&2
+  exit 1
+fi
 echo "$inputs_hash" > "$stamp"
 echo "site: open $root/_build/html/index.html"
