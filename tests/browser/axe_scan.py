@@ -16,7 +16,7 @@ from booktools import i18n
 from booktools.book import ROOT, toc_pages
 from test_site_browser import CHROMIUM, new_context, offline_chromium, sync_api
 
-__all__ = ["EXEMPT", "pages", "problems", "scan", "still_needed"]
+__all__ = ["EXEMPT", "pages", "problems", "scan", "still_needed", "axe_tests"]
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 WIDTH = 1280
@@ -73,3 +73,24 @@ def still_needed(found: dict, rule: str, pattern: str) -> bool:
     """Whether an exemption still matches a violation on some scanned page."""
     return any(v["id"] == rule and re.search(pattern, t)
                for violations in found.values() for v in violations for t in v["targets"])
+
+
+def axe_tests(codes: list[str]):
+    """The module fixture and tests that scan those editions' chapter pages."""
+    chosen = pages(codes)
+
+    @pytest.fixture(scope="module")
+    def violations(site_url):
+        return scan(site_url, chosen)
+
+    @pytest.mark.parametrize("code,page", chosen, ids=[f"{c}-{p}" for c, p in chosen])
+    def test_no_serious_accessibility_violation(violations, code, page):
+        left = problems(violations[code, page])
+        assert not left, "\n".join(left)
+
+    @pytest.mark.parametrize("rule,pattern,why", EXEMPT)
+    def test_every_exemption_is_still_needed(violations, rule, pattern, why):
+        assert still_needed(violations, rule, pattern), \
+            f"{rule} on {pattern} no longer occurs: remove the exemption"
+
+    return violations, test_no_serious_accessibility_violation, test_every_exemption_is_still_needed
