@@ -4,7 +4,10 @@ The shared part of test_axe.py (English and pt-BR) and test_axe_cjk.py
 (zh-CN and ja): the scan is split in two files so that two test workers
 share it (pytest-xdist hands out whole files). No serious or critical
 violation is allowed, except those of the theme itself that the book cannot
-change (EXEMPT: rule id, the selector of the elements, why).
+change (EXEMPT: rule id, the selector of the elements, why). One chapter per
+edition is also scanned in the theme's dark mode, with its solutions, hidden
+cells and recorded tabs open: the contrast rules there, and its plots must
+sit on the book's light card.
 """
 from __future__ import annotations
 
@@ -27,11 +30,32 @@ EXEMPT: list[tuple[str, str, str]] = [
      "pydata-sphinx-theme's search button shows 'Search' (in the edition's language) and "
      "its Ctrl+K keys, labelled by the word alone in the theme's search-button-field.html"),
 ]
-RUN = """async () => {
-  const result = await axe.run(document, {resultTypes: ['violations']});
+RUN = """async (options) => {
+  const result = await axe.run(document, {resultTypes: ['violations'], ...options});
   return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
     targets: v.nodes.map(n => `${n.target.join(' ')} ${n.html.slice(0, 100)}`)}));
 }"""
+
+
+# The dark pass: a chapter with plots, recorded tabs and solutions.
+DARK_PAGE = "chapters/tensors"
+# Every solution and hidden cell open, each tab set's recorded tab shown, so
+# that the contrast rules see them (an opened cell fades in: measure it at rest).
+OPEN_ALL = """async () => {
+  const still = document.createElement('style');
+  still.textContent = '*, *::before, *::after {animation: none !important; transition: none !important}';
+  document.head.append(still);
+  document.querySelectorAll('details').forEach(d => d.open = true);
+  document.querySelectorAll('button.toggle-button-hidden').forEach(b => b.click());
+  document.querySelectorAll('.sd-tab-set').forEach(set => {
+    const tabs = set.querySelectorAll(':scope > input');
+    if (tabs.length > 1) tabs[1].checked = true;
+  });
+  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+}"""
+PLOTS = """() => [...document.querySelectorAll(
+    'article .cell_output img, article .recorded-run img, article figure img')]
+  .map(img => ({src: img.getAttribute('src'), background: getComputedStyle(img).backgroundColor}))"""
 
 
 def pages(codes: list[str]) -> list[tuple[str, str]]:
@@ -41,21 +65,36 @@ def pages(codes: list[str]) -> list[tuple[str, str]]:
             if lang.english or any(alt.code == lang.code for alt in i18n.alternates(page))]
 
 
-def scan(site_url: str, chosen: list[tuple[str, str]]) -> dict:
-    """axe's violations on each page, by (edition, page)."""
+def scan(site_url: str, chosen: list[tuple[str, str]]) -> tuple[dict, dict]:
+    """axe's violations on each page, by (edition, page), and each edition's dark pass."""
     if not CHROMIUM.is_file():
         pytest.skip(f"no Chromium at {CHROMIUM}")
     assert AXE.is_file(), "axe-core missing: bash scripts/fetch_mathjax.sh installs it"
-    found = {}
+    light, dark = {}, {}
     with sync_api.sync_playwright() as playwright, offline_chromium(playwright) as browser:
         context = new_context(browser, WIDTH)
         tab = context.new_page()
         for code, page in chosen:
             tab.goto(f"{site_url}/{i18n.site_path(code, page)}", wait_until="load")
             tab.add_script_tag(path=str(AXE))
-            found[code, page] = tab.evaluate(RUN)
+            light[code, page] = tab.evaluate(RUN, {})
         context.close()
-    return found
+        context = new_context(browser, WIDTH)
+        # The theme reads the reader's choice from localStorage before it paints.
+        context.add_init_script("localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');")
+        tab = context.new_page()
+        for code, page in chosen:
+            if page != DARK_PAGE:
+                continue
+            tab.goto(f"{site_url}/{i18n.site_path(code, page)}", wait_until="load")
+            tab.add_script_tag(path=str(AXE))
+            tab.evaluate(OPEN_ALL)
+            dark[code, page] = {
+                "theme": tab.evaluate("document.documentElement.dataset.theme"),
+                "plots": tab.evaluate(PLOTS),
+                "violations": tab.evaluate(RUN, {"runOnly": ["color-contrast", "link-in-text-block"]})}
+        context.close()
+    return light, dark
 
 
 def _exempt(rule: str, target: str) -> bool:
@@ -78,6 +117,7 @@ def still_needed(found: dict, rule: str, pattern: str) -> bool:
 def axe_tests(codes: list[str]):
     """The module fixture and tests that scan those editions' chapter pages."""
     chosen = pages(codes)
+    dark = [(code, page) for code, page in chosen if page == DARK_PAGE]
 
     @pytest.fixture(scope="module")
     def violations(site_url):
@@ -85,12 +125,27 @@ def axe_tests(codes: list[str]):
 
     @pytest.mark.parametrize("code,page", chosen, ids=[f"{c}-{p}" for c, p in chosen])
     def test_no_serious_accessibility_violation(violations, code, page):
-        left = problems(violations[code, page])
+        left = problems(violations[0][code, page])
         assert not left, "\n".join(left)
 
     @pytest.mark.parametrize("rule,pattern,why", EXEMPT)
     def test_every_exemption_is_still_needed(violations, rule, pattern, why):
-        assert still_needed(violations, rule, pattern), \
+        assert still_needed(violations[0], rule, pattern), \
             f"{rule} on {pattern} no longer occurs: remove the exemption"
 
-    return violations, test_no_serious_accessibility_violation, test_every_exemption_is_still_needed
+    @pytest.mark.parametrize("code,page", dark, ids=[f"{c}-{p}" for c, p in dark])
+    def test_dark_mode_keeps_contrast_and_plots_on_a_light_card(violations, code, page):
+        found = violations[1][code, page]
+        assert found["theme"] == "dark", "the theme did not switch to dark mode"
+        left = problems(found["violations"])
+        assert not left, "in dark mode (solutions open, recorded tabs shown):\n" + "\n".join(left)
+        assert found["plots"], f"no plot found (is {DARK_PAGE} still the chapter with plots?)"
+        # In dark mode the theme alone gives images a grey background (rgb(206,
+        # 214, 221): a dim frame around a white plot); the book's card is near-white.
+        dim = [p["src"] for p in found["plots"]
+               if sum(map(int, re.findall(r"\d+", p["background"])[:3])) < 3 * 230]
+        assert not dim, f"plots without a light card in dark mode: {dim}"
+
+    return (violations, test_no_serious_accessibility_violation,
+            test_every_exemption_is_still_needed,
+            test_dark_mode_keeps_contrast_and_plots_on_a_light_card)
