@@ -47,7 +47,7 @@ from booktools import chromium, i18n, typography
 from booktools.book import ROOT, toc_pages
 
 __all__ = ["SITE", "file_name", "site_path", "inputs_hash", "unify_radicals", "Printed", "build",
-           "main"]
+           "serve", "main"]
 
 SITE = ROOT / "_build" / "html"
 FORMAT = "A4"  # the paper of most of the editions' readers (Letter is North America's)
@@ -99,7 +99,7 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def _serve(site: Path):
+def serve(site: Path):
     """The built site on 127.0.0.1 (a free port)."""
     handler = functools.partial(_Quiet, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -320,7 +320,7 @@ async def _build(codes: list[str], site: Path) -> list[Printed]:
             todo[code] = (target, digest)
     if not todo:
         return done
-    with _serve(site) as base, chromium.refusing_proxy() as proxy:
+    with serve(site) as base, chromium.refusing_proxy() as proxy:
         async with async_playwright() as playwright:
             browser = await playwright.chromium.launch(**chromium.launch_options(proxy))
             try:
