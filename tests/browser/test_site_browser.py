@@ -12,9 +12,7 @@ page load transferred (``weights.txt``).
 from __future__ import annotations
 
 import contextlib
-import os
 import re
-import socket
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -23,13 +21,10 @@ import nbformat
 import pytest
 
 import recorded_tabs  # tests/browser/recorded_tabs.py
+from booktools import chromium
 from booktools.book import ROOT, toc_pages
 
-CHROMIUM = Path(os.environ.get("BOOK_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-]
+CHROMIUM = chromium.executable()
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 PAGES = toc_pages()
 WIDE, PHONE, TABLET = 1280, 390, 800
@@ -123,13 +118,8 @@ def offline_chromium(playwright):
     (Playwright's page.route did that for each request, and turned the HTTP
     cache off).
     """
-    with socket.socket() as refusing:
-        refusing.bind(("127.0.0.1", 0))
-        # <-loopback>: localhost and ::1 go to the proxy too; only 127.0.0.1 does not.
-        proxy = {"server": f"http://127.0.0.1:{refusing.getsockname()[1]}",
-                 "bypass": "<-loopback>,127.0.0.1"}
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
-                                             headless=True, proxy=proxy)
+    with chromium.refusing_proxy() as proxy:
+        browser = playwright.chromium.launch(**chromium.launch_options(proxy))
         try:
             yield browser
         finally:
@@ -241,8 +231,8 @@ class Visit:
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_api.sync_playwright() as playwright, offline_chromium(playwright) as chromium:
-        yield chromium
+    with sync_api.sync_playwright() as playwright, offline_chromium(playwright) as launched:
+        yield launched
 
 
 @pytest.fixture(scope="module")
