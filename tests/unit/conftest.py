@@ -56,7 +56,6 @@ def xpu_count_2(monkeypatch):
     fake_hardware(monkeypatch, xpu=2)
 
 
-
 @pytest.fixture
 def hardware(monkeypatch):
     """``hardware(cuda=1, mps=True, ...)`` fakes any mix of devices."""

@@ -359,29 +359,21 @@ class RecordsTo:
         return 1
 
 
-def test_prepare_batch_copies_each_tensor_to_the_first_gpu_without_blocking(
-        cuda_count_2):
-    trainer = d2lgpu.Trainer(1, num_gpus=2, plot=False)
-    batch = [RecordsTo(), RecordsTo()]
-    trainer.prepare_batch(batch)
-    assert [t.moved_to for t in batch] == [[(torch.device("cuda:0"), True)]] * 2
-
-
-def test_prepare_batch_copies_a_pinned_batch_to_an_xpu_without_blocking(
-        xpu_count_2):
-    trainer = d2lgpu.Trainer(1, num_gpus=1, plot=False)
-    batch = [RecordsTo(), RecordsTo()]
-    trainer.prepare_batch(batch)
-    assert [t.moved_to for t in batch] == [[(torch.device("xpu:0"), True)]] * 2
-
-
-def test_prepare_batch_blocks_for_a_batch_that_is_not_pinned(mps_available):
+@pytest.mark.parametrize("kinds, num_gpus, pinned, device, non_blocking", [
+    # Each tensor goes to the first GPU, pinned and without blocking.
+    (dict(cuda=2), 2, True, torch.device("cuda:0"), True),
+    (dict(xpu=2), 1, True, torch.device("xpu:0"), True),
     # On MPS a non-blocking copy from pageable memory can read the batch after
     # it is freed (pytorch/pytorch#189690), and DataLoaders do not pin there.
-    trainer = d2lgpu.Trainer(1, num_gpus=1, plot=False)
-    batch = [RecordsTo(pinned=False), RecordsTo(pinned=False)]
+    (dict(mps=True), 1, False, torch.device("mps", 0), False),
+], ids=["cuda", "xpu", "mps-not-pinned"])
+def test_prepare_batch_copies_without_blocking_only_a_pinned_batch(
+        hardware, kinds, num_gpus, pinned, device, non_blocking):
+    hardware(**kinds)
+    trainer = d2lgpu.Trainer(1, num_gpus=num_gpus, plot=False)
+    batch = [RecordsTo(pinned=pinned), RecordsTo(pinned=pinned)]
     trainer.prepare_batch(batch)
-    assert [t.moved_to for t in batch] == [[(torch.device("mps", 0), False)]] * 2
+    assert [t.moved_to for t in batch] == [[(device, non_blocking)]] * 2
 
 
 @pytest.mark.parametrize("kinds, pinned", [
