@@ -16,8 +16,9 @@ import re
 import pytest
 
 from booktools import i18n
-from booktools.book import ROOT, toc_pages
-from test_site_browser import CHROMIUM, new_context, offline_chromium, sync_api
+from booktools import chromium
+from booktools.book import ROOT
+from test_site_browser import new_context, offline_chromium, sync_api
 
 __all__ = ["EXEMPT", "pages", "problems", "scan", "still_needed", "axe_tests"]
 
@@ -60,15 +61,13 @@ PLOTS = """() => [...document.querySelectorAll(
 
 def pages(codes: list[str]) -> list[tuple[str, str]]:
     """(edition, toc page) of every chapter page those editions have."""
-    return [(lang.code, page) for lang in i18n.languages() if lang.code in codes
-            for page in toc_pages()
-            if lang.english or any(alt.code == lang.code for alt in i18n.alternates(page))]
+    return [(code, page) for code in codes for page in i18n.edition_pages(code)]
 
 
 def scan(site_url: str, chosen: list[tuple[str, str]]) -> tuple[dict, dict]:
     """axe's violations on each page, by (edition, page), and each edition's dark pass."""
-    if not CHROMIUM.is_file():
-        pytest.skip(f"no Chromium at {CHROMIUM}")
+    if chromium.available() is None:
+        pytest.skip(f"no Chromium at {chromium.executable()}")
     assert AXE.is_file(), "axe-core missing: bash scripts/fetch_mathjax.sh installs it"
     light, dark = {}, {}
     with sync_api.sync_playwright() as playwright, offline_chromium(playwright) as browser:

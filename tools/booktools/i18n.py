@@ -49,6 +49,7 @@ import nbformat
 import yaml
 
 from booktools import carried, glossary, notebooks, typography
+from booktools.book import toc_pages
 from booktools.gpu_figures import prose_paragraphs
 from booktools.runs import code_cells
 
@@ -56,7 +57,7 @@ __all__ = ["Language", "languages", "language", "for_sphinx", "translations",
            "english_chapters", "source", "notebook", "prose_hash", "recorded_hash",
            "lags", "stamp", "structure_problems", "glossary_file", "exercise_word",
            "rule_problems", "check", "build_notebook", "carry_code", "sync", "reflow",
-           "site_path", "alternates", "stage", "STAGES", "report", "main"]
+           "site_path", "alternates", "edition_pages", "stage", "STAGES", "report", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ROOT / "chapters"
@@ -512,6 +513,12 @@ def alternates(docname: str, i18n: Path = I18N, chapters: Path = CHAPTERS) -> li
         return []
     return [lang for lang in languages() if lang.english
             or source(lang.code, chapter, i18n).is_file()]
+
+
+def edition_pages(code: str) -> list[str]:
+    """The toc pages an edition has, in _toc.yml's order (English: all of them)."""
+    return [page for page in toc_pages()
+            if code == "en" or any(lang.code == code for lang in alternates(page))]
 
 
 def relative_url(from_path: str, to_path: str) -> str:

@@ -41,10 +41,9 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 
 from booktools import chromium, i18n, typography
-from booktools.book import ROOT, toc_pages
+from booktools.book import ROOT, book_config
 
 __all__ = ["SITE", "file_name", "site_path", "inputs_hash", "unify_radicals", "Printed", "build",
            "serve", "main"]
@@ -70,17 +69,11 @@ def site_path(code: str) -> str:
     return file_name(code) if code == "en" else f"{code}/{file_name(code)}"
 
 
-def _chapters(code: str) -> list[str]:
-    """The edition's pages, in _toc.yml's order (a translation has every chapter)."""
-    return [page for page in toc_pages()
-            if code == "en" or any(lang.code == code for lang in i18n.alternates(page))]
-
-
 def inputs_hash(code: str, site: Path = SITE) -> str:
     """What the edition's PDF is printed from: its chapter pages (which name their
     styles and scripts with a hash of each) and this module."""
     digest = hashlib.sha256(Path(__file__).read_bytes())
-    for page in _chapters(code):
+    for page in i18n.edition_pages(code):
         digest.update((site / i18n.site_path(code, page)).read_bytes())
     return digest.hexdigest()
 
@@ -269,7 +262,7 @@ async def _fonts(tab) -> tuple[str, ...]:
 
 async def _print(browser, base: str, code: str, site: Path, target: Path) -> tuple[str, ...]:
     lang = i18n.language(code)
-    pages = _chapters(code)
+    pages = i18n.edition_pages(code)
     context = await browser.new_context(color_scheme="light", service_workers="block")
     try:
         tab = await context.new_page()
@@ -278,11 +271,10 @@ async def _print(browser, base: str, code: str, site: Path, target: Path) -> tup
         tab.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
         await tab.goto(f"{base}/{i18n.site_path(code, _shell(code, site, pages))}",
                        wait_until="load")
-        config = yaml.safe_load((ROOT / "_config.yml").read_text())
         found = await tab.evaluate(COMPOSE, {
             "pages": [{"url": f"{base}/{i18n.site_path(code, page)}",
                        "slug": page.rsplit("/", 1)[-1]} for page in pages],
-            "title": lang.title, "author": config.get("author", ""),
+            "title": lang.title, "author": book_config().get("author", ""),
             "contents": lang.ui["pdf_contents"]})
         if found["typeset"] < found["math"]:
             problems.append(f"math left untypeset: {found}")
@@ -342,7 +334,7 @@ def build(codes: list[str] | None = None, site: Path = SITE) -> list[Printed]:
         raise RuntimeError(f"no Chromium at {chromium.executable()}: install Debian's "
                            f"package {chromium.PACKAGE}, or name one in ${chromium.VARIABLE}")
     codes = codes or [lang.code for lang in i18n.languages()]
-    missing = [i18n.site_path(code, page) for code in codes for page in _chapters(code)
+    missing = [i18n.site_path(code, page) for code in codes for page in i18n.edition_pages(code)
                if not (site / i18n.site_path(code, page)).is_file()]
     if missing:
         raise RuntimeError(f"build the site first (bash scripts/build-site.sh): "

@@ -569,23 +569,33 @@ def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None
     recorded = runs() if recorded is None else recorded
     comparison = NbvalComparison() if comparison is None else comparison
     counted = {STALE_SOURCE: "earlier_version", OUTPUT_CHANGED: "output_changed"}
-    report = {}
+    report = {ipynb.stem: {"hardware": sum(map(is_hardware, code_cells(read_notebook(ipynb)))),
+                           "machines": {}}
+              for ipynb in sorted(chapters.glob("*.ipynb"))}
+    for run in recorded:
+        for entry in report.values():
+            entry["machines"][run.machine] = dict.fromkeys(REPORT_KEYS, 0)
+        for chapter, _, _, status in _hardware_statuses(run, chapters, comparison):
+            if status != UNRECORDED:
+                report[chapter]["machines"][run.machine][counted.get(status, "current")] += 1
+    return report
+
+
+def _hardware_statuses(run: Run | None, chapters: Path, comparison: NbvalComparison):
+    """(chapter, index, cell, cell_status) of each hardware cell against run's recording.
+
+    run None: no recording, so every cell is unrecorded.
+    """
     for ipynb in sorted(chapters.glob("*.ipynb")):
         cells = code_cells(read_notebook(ipynb))
-        hardware = [i for i, c in enumerate(cells) if is_hardware(c)]
-        entry = {"hardware": len(hardware), "machines": {}}
-        for run in recorded:
-            matches = run.pairs(ipynb.stem, cells)
-            recorded_cells = code_cells(run.notebooks[ipynb.stem]) if matches else []
-            counts = dict.fromkeys(REPORT_KEYS, 0)
-            for i in hardware:
-                status, _ = cell_status(cells[i], matches.get(i), recorded_cells,
-                                        baseline(run, ipynb.stem), comparison)
-                if status != UNRECORDED:
-                    counts[counted.get(status, "current")] += 1
-            entry["machines"][run.machine] = counts
-        report[ipynb.stem] = entry
-    return report
+        matches = run.pairs(ipynb.stem, cells) if run is not None else {}
+        recorded_cells = code_cells(run.notebooks[ipynb.stem]) if matches else []
+        for index, cell in enumerate(cells):
+            if is_hardware(cell):
+                status, _ = cell_status(cell, matches.get(index), recorded_cells,
+                                        baseline(run, ipynb.stem) if matches else None,
+                                        comparison)
+                yield ipynb.stem, index, cell, status
 
 
 def stale_cells(run: Run | None, chapters: Path = CHAPTERS,
@@ -599,20 +609,9 @@ def stale_cells(run: Run | None, chapters: Path = CHAPTERS,
     comparison = NbvalComparison() if comparison is None else comparison
     stale = {UNRECORDED: "not recorded", STALE_SOURCE: "recorded from an earlier version",
              OUTPUT_CHANGED: "its stored output changed since the recording"}
-    found = []
-    for ipynb in sorted(chapters.glob("*.ipynb")):
-        cells = code_cells(read_notebook(ipynb))
-        matches = run.pairs(ipynb.stem, cells) if run is not None else {}
-        recorded_cells = code_cells(run.notebooks[ipynb.stem]) if matches else []
-        for index, cell in enumerate(cells):
-            if not is_hardware(cell):
-                continue
-            status, _ = cell_status(cell, matches.get(index), recorded_cells,
-                                    baseline(run, ipynb.stem) if matches else None, comparison)
-            if status in stale:
-                found.append(f"{ipynb.stem}: {cell_name(cell) or f'code cell {index}'} "
-                             f"({stale[status]})")
-    return found
+    return [f"{chapter}: {cell_name(cell) or f'code cell {index}'} ({stale[status]})"
+            for chapter, index, cell, status in _hardware_statuses(run, chapters, comparison)
+            if status in stale]
 
 
 def format_report(report: dict) -> str:
