@@ -333,17 +333,16 @@ def rule_problems(code: str, chapter: str, i18n: Path = I18N,
         found += typography.link_faults(text, _edition_titles(code, i18n))
     glossary_name = _shown(glossary_file(code, i18n), i18n)
     try:
-        terms = glossary.load(glossary_file(code, i18n), glossary_name)
+        terms, bad_glossary = glossary.load(glossary_file(code, i18n), glossary_name), []
     except ValueError as error:
-        return [str(error)] + [f"{where}:{line}: {message}" for line, message in
-                               sorted(found, key=lambda f: f[0])] + problems
+        terms, bad_glossary = [], [str(error)]
     for paragraph in prose_paragraphs(text) if terms else []:
         for offset, form, term in glossary.avoided(terms, paragraph.masked):
             found.append((paragraph.line_at(offset),
                           f'"{form}" is avoided in this edition ({glossary_name}: use '
                           f'"{term.term}" for "{term.en}")'))
-    return [f"{where}:{line}: {message}" for line, message in
-            sorted(found, key=lambda f: f[0])] + problems
+    return bad_glossary + [f"{where}:{line}: {message}" for line, message in
+                           sorted(found, key=lambda f: f[0])] + problems
 
 
 def reflow(code: str, names: list[str] | None = None, chapters: Path = CHAPTERS,
@@ -382,17 +381,23 @@ def reflow(code: str, names: list[str] | None = None, chapters: Path = CHAPTERS,
     changed = [path for path, text in texts.items() if text != path.read_text(encoding="utf-8")]
     for path in changed:
         _write(path, lambda f, text=texts[path]: f.write(text))
-    for chapter in names:
-        target, nb = notebook(code, chapter, i18n), build_notebook(code, chapter, chapters, i18n)
-        if not target.is_file() or \
-                _notebook_key(nbformat.read(target, as_version=4)) != _notebook_key(nb):
-            _write(target, lambda f, nb=nb: nbformat.write(nb, f))
-            changed.append(target)
+    changed += [notebook(code, chapter, i18n) for chapter in names
+                if _write_notebook(code, chapter, chapters, i18n)]
     return changed
 
 
 def _notebook_key(nb) -> list:
     return [(c.cell_type, c.source, c.get("outputs"), dict(c.metadata)) for c in nb.cells]
+
+
+def _write_notebook(code: str, chapter: str, chapters: Path, i18n: Path) -> bool:
+    """Make the translation's notebook again; write it (and say so) only if it changed."""
+    target, nb = notebook(code, chapter, i18n), build_notebook(code, chapter, chapters, i18n)
+    if target.is_file() and \
+            _notebook_key(nbformat.read(target, as_version=4)) == _notebook_key(nb):
+        return False
+    _write(target, lambda f: nbformat.write(nb, f))
+    return True
 
 
 def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N):
@@ -471,7 +476,7 @@ def sync(codes: list[str] | None = None, chapters: Path = CHAPTERS, i18n: Path =
     """Carry English's code into the translations and write their notebooks.
 
     Refuses, writing nothing, if any translation needs a translator first
-    (carry_code); returns the notebooks written.
+    (carry_code); returns the notebooks written (those that changed).
     """
     codes = codes or [lang.code for lang in translations()]
     texts, problems = {}, []
@@ -491,9 +496,8 @@ def sync(codes: list[str] | None = None, chapters: Path = CHAPTERS, i18n: Path =
         path = source(code, chapter, i18n)
         if text != path.read_text():
             _write(path, lambda f: f.write(text))
-        nb = build_notebook(code, chapter, chapters, i18n)
-        _write(notebook(code, chapter, i18n), lambda f: nbformat.write(nb, f))
-        written.append(notebook(code, chapter, i18n))
+        if _write_notebook(code, chapter, chapters, i18n):
+            written.append(notebook(code, chapter, i18n))
     return written
 
 
@@ -622,7 +626,7 @@ def main(argv: list[str] | None = None) -> int:
             for path in changed:
                 print(f"reflow: {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
             print(f"reflow: {len(changed)} file(s) changed")
-        if args.command == "sync":
+        elif args.command == "sync":
             for path in sync(args.codes):
                 print(f"sync: {path.relative_to(ROOT)}")
         elif args.command == "stamp":
