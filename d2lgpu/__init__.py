@@ -7,7 +7,8 @@ introduces it.
 
 from .cuda_arch import kernels_for
 from .devices import (accelerator, cpu, device_report, format_bytes, gpu,
-                      num_gpus, show_devices, try_all_gpus, try_gpu)
+                      memory_counters, num_gpus, show_devices, try_all_gpus,
+                      try_gpu)
 from .plotting import ProgressBoard
 from .timing import Measurement, benchmark, format_time, synchronize
 from .training import (DataModule, LinearRegression, Module,
@@ -19,8 +20,8 @@ __all__ = [
     # Computing devices
     "cpu", "gpu", "num_gpus", "try_gpu", "try_all_gpus", "accelerator",
     "device_report", "show_devices", "format_bytes", "kernels_for",
-    # Tensors and GPUs: timing
-    "synchronize", "benchmark", "Measurement", "format_time",
+    # Tensors and GPUs: timing and memory
+    "synchronize", "benchmark", "Measurement", "format_time", "memory_counters",
     # Neural networks and GPUs: training
     "Module", "DataModule", "SyntheticRegressionData", "LinearRegression",
     "Trainer", "ProgressBoard",

@@ -35,6 +35,7 @@ __all__ = [
     "device_report",
     "show_devices",
     "format_bytes",
+    "memory_counters",
 ]
 
 
@@ -143,6 +144,21 @@ def format_bytes(n: int | float) -> str:
     if n < 1024:
         return f"{int(n)} B"
     return with_unit(n, _BYTE_UNITS)
+
+
+def memory_counters(device):
+    """The module that counts ``device``'s memory (torch.cuda, or torch.accelerator from PyTorch 2.9), or None (chapter "Tensors and GPUs")."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.cuda
+    generic = getattr(torch, "accelerator", None)
+    if device.type == "cpu" or not hasattr(generic, "memory_allocated"):
+        return None  # PyTorch < 2.9
+    try:
+        generic.memory_allocated(device)
+    except RuntimeError:  # MPS in releases whose allocator it cannot read
+        return None
+    return generic
 
 
 def _kernels_line(props) -> str | None:

@@ -358,3 +358,28 @@ def test_show_devices_without_nvidia_smi(monkeypatch, capsys, cuda_count_0):
     d2lgpu.show_devices()
     assert capsys.readouterr().out.startswith("No accelerator: running on the CPU")
     assert run.calls == []
+
+
+def test_memory_counters_cuda_counts_with_torch_cuda_and_the_cpu_has_none():
+    assert d2lgpu.memory_counters("cuda:1") is torch.cuda
+    assert d2lgpu.memory_counters(torch.device("cpu")) is None
+
+
+@pytest.mark.parametrize("kind", ["xpu", "mps"])
+def test_memory_counters_on_other_gpus_from_torch_accelerator(monkeypatch, kind):
+    asked = []
+    monkeypatch.setattr(torch.accelerator, "memory_allocated",
+                        lambda device=None: asked.append(device) or 0, raising=False)
+    assert d2lgpu.memory_counters(kind) is torch.accelerator
+    assert asked == [torch.device(kind)]
+
+
+def test_memory_counters_none_before_pytorch_2_9_or_where_the_allocator_refuses(monkeypatch):
+    monkeypatch.delattr(torch.accelerator, "memory_allocated", raising=False)
+    assert d2lgpu.memory_counters("xpu") is None  # PyTorch 2.6 to 2.8
+
+    def refuses(device=None):
+        raise RuntimeError("MPS allocator cannot be read")
+
+    monkeypatch.setattr(torch.accelerator, "memory_allocated", refuses, raising=False)
+    assert d2lgpu.memory_counters("mps") is None
