@@ -17,20 +17,28 @@
 # out with a warning), which the site offers for download under that cell's
 # tab. Commit runs/MACHINE/ afterwards.
 #
-# Python: $PYTHON, else .venv/bin/python, else python3: any interpreter with a
-# CUDA build of torch, matplotlib and the tools' requirements (nbformat,
-# nbclient, ipykernel: `pip install -e . -e tools` from this checkout). This
-# checkout's d2lgpu and booktools come first on its path, so the recording is
-# of this commit's code.
+# Python: $PYTHON, else .venv-record/bin/python (scripts/record-setup.sh makes
+# it, online or from a folder of wheels), else .venv/bin/python, else python3:
+# an interpreter with a CUDA build of torch, matplotlib and what
+# `python -m booktools.runs pins` lists. Each chapter runs in a kernel of that
+# interpreter. This checkout's d2lgpu and booktools come first on its path, so
+# the recording is of this commit's code.
+#
+# A recording made on GPUs is replaced only from the same GPUs: on a machine
+# without one, or with another, this stops and writes nothing unless given
+# --replace. The new recording is written beside the old one and swapped in
+# when complete.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 if [ $# -lt 1 ] || [[ $1 == -* ]]; then
-  echo "usage: bash scripts/record-run.sh MACHINE [--label LABEL] [--chapter NAME ...]" >&2
+  echo "usage: bash scripts/record-run.sh MACHINE [--label LABEL] [--chapter NAME ...] [--replace]" >&2
   exit 2
 fi
 python="${PYTHON:-}"
-if [ -z "$python" ] && [ -x .venv/bin/python ]; then
+if [ -z "$python" ] && [ -x .venv-record/bin/python ]; then
+  python=.venv-record/bin/python
+elif [ -z "$python" ] && [ -x .venv/bin/python ]; then
   python=.venv/bin/python
 elif [ -z "$python" ]; then
   python=python3

@@ -1,25 +1,46 @@
 #!/usr/bin/env bash
-# Prepare this machine's Python for recording a run (the record workflow's
-# first step; by hand, the same): it must have a CUDA build of torch that sees
-# a GPU, and gets this checkout's d2lgpu and booktools (with nbval, which
-# `python -m booktools.runs stale` compares outputs with), keeping that torch.
+# Prepare this machine for recording a run (the record workflow's first step;
+# by hand, the same). The machine's Python ($PYTHON, else python3) must have a
+# CUDA build of torch that sees a GPU. This creates .venv-record/ from it with
+# --system-site-packages, so that the venv uses that very torch, and installs
+# into the venv what recording needs besides torch (python -m booktools.runs
+# pins): the machine's own Python is left as it was.
 #
-#   bash scripts/record-setup.sh                  # python3
+#   bash scripts/record-setup.sh                      # from PyPI
+#   bash scripts/record-setup.sh --wheels DIR         # offline, from wheels that
+#                                                     # scripts/record-wheels.sh fetched
 #   PYTHON=/opt/conda/bin/python bash scripts/record-setup.sh
 #
-# Stops, installing nothing, when the Python has no torch, a torch without
-# CUDA, or no visible GPU.
+# scripts/record-run.sh then records with .venv-record/bin/python. Stops,
+# installing nothing, when the Python has no torch, a torch without CUDA, or
+# no visible GPU. RECORD_REHEARSAL=1 skips the GPU checks, to rehearse the
+# whole recording on a CPU into a scratch folder:
+#
+#   RECORD_REHEARSAL=1 bash scripts/record-setup.sh --wheels DIR
+#   bash scripts/record-run.sh scratch-cpu && rm -r runs/scratch-cpu
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+wheels=""
+if [ $# -eq 2 ] && [ "$1" = --wheels ]; then
+  wheels="$(cd "$2" 2>/dev/null && pwd)" || { echo "record-setup: no folder of wheels at $2" >&2; exit 2; }
+  ls "$wheels"/*.whl >/dev/null 2>&1 || { echo "record-setup: $2 holds no wheels (bash scripts/record-wheels.sh $2)" >&2; exit 2; }
+elif [ $# -ne 0 ]; then
+  echo "usage: bash scripts/record-setup.sh [--wheels DIR]" >&2
+  exit 2
+fi
 python="${PYTHON:-python3}"
 command -v "$python" >/dev/null 2>&1 || { echo "record-setup: no Python at PYTHON=$python" >&2; exit 2; }
 if ! "$python" - <<'PY'
+import os
 import sys
 try:
     import torch
 except ImportError:
     sys.exit(f"record-setup: {sys.executable} has no torch; install a CUDA build of PyTorch first")
+if os.environ.get("RECORD_REHEARSAL") == "1":  # a rehearsal on a CPU: no GPU needed
+    print(f"record-setup: rehearsal with torch {torch.__version__} (no GPU needed)")
+    sys.exit(0)
 if not torch.version.cuda:
     sys.exit(f"record-setup: torch {torch.__version__} at {sys.executable} is not a CUDA build")
 if not torch.cuda.is_available():
@@ -30,5 +51,17 @@ PY
 then
   exit 1
 fi
-"$python" -m pip install --disable-pip-version-check -q -e . -e "./tools[check]"
-echo "record-setup: $python has this checkout's d2lgpu and booktools"
+venv="$root/.venv-record"
+"$python" -m venv --system-site-packages --clear "$venv"
+# --system-site-packages shows the venv only the base installation's packages.
+# Where $python is itself a venv (GPU images often ship torch in one), its own
+# site-packages go on the new venv's path too, after the venv's own.
+site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+"$python" -c 'import site, sys; print("\n".join(site.getsitepackages()))' > "$site/_record_parent.pth"
+mapfile -t pins < <(PYTHONPATH="$root/tools" "$venv/bin/python" -m booktools.runs pins)
+[ ${#pins[@]} -gt 0 ] || exit 1
+source=()
+[ -z "$wheels" ] || source=(--no-index --find-links "$wheels")
+"$venv/bin/python" -m pip install --disable-pip-version-check -q "${source[@]}" "${pins[@]}"
+"$venv/bin/python" -c "import os, torch; assert os.environ.get('RECORD_REHEARSAL') == '1' or torch.cuda.is_available(), 'the venv lost the GPU torch'"
+echo "record-setup: $venv has ${pins[*]} beside $("$venv/bin/python" -c 'import torch; print("torch", torch.__version__)')"

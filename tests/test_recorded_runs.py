@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -676,3 +677,94 @@ def test_a_recorded_plots_alt_text_reads_as_one_phrase_in_every_edition(code):
         assert alt.rstrip(".。") in text
         assert not any(mark in text for mark in (".,", "。,", "。，", "。（", ".（", ".("))
         assert all(value in text for value in meta.values())
+
+
+# --- recording never loses a recording ---
+
+def _recorded(tmp_path, gpus) -> Path:
+    """runs/toy-gpu/ recorded on ``gpus``, with a names.json and a file of a cell."""
+    meta = {"label": "GPU", "gpus": gpus, "gpu_count": len(gpus), "torch": "2", "cuda": "13",
+            "python": "3", "driver": "1", "date": "2026-11-23", "commit": "abc1234",
+            "recorded_with": "a test"}
+    folder = runs.write_run("toy-gpu", {"toy": _nb([("a()", [_stream("old\n")], ["hardware"], "a")])},
+                            meta, root=tmp_path / "runs")
+    (folder / runs.NAMES_FILE).write_text("{}")
+    return folder
+
+
+def _toy_chapter(tmp_path) -> Path:
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    (chapters / "toy.md").write_text("")
+    nb = _nb([("print('new')", [], ["hardware"], "a")])
+    nb.cells[0].execution_count = None
+    nbformat.write(nb, chapters / "toy.ipynb")
+    return chapters
+
+
+@pytest.mark.parametrize("here", [[], ["NVIDIA Other GPU"], ["NVIDIA H100 80GB HBM3"] * 2])
+def test_record_refuses_to_replace_a_recording_of_other_gpus(tmp_path, monkeypatch, here):
+    folder = _recorded(tmp_path, ["NVIDIA H100 80GB HBM3"])
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    chapters = _toy_chapter(tmp_path)
+    facts = {"gpus": here, "gpu_count": len(here), "torch": "2", "cuda": "13", "python": "3",
+             "driver": ""}
+    monkeypatch.setattr(runs, "_machine_facts", lambda: facts)
+    with pytest.raises(SystemExit, match=r"record: refused: .*toy-gpu was recorded on "
+                                         r"NVIDIA H100 80GB HBM3.*--replace"):
+        runs.record("toy-gpu", None, chapters=chapters, root=tmp_path / "runs")
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+    # Told explicitly, it replaces the recording, names.json and all.
+    assert runs.record("toy-gpu", "Toy", chapters=chapters, root=tmp_path / "runs",
+                       replace=True) == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["run.json", "toy.ipynb"]
+    assert json.loads((folder / "run.json").read_text())["gpus"] == here
+
+
+def test_record_replaces_a_recording_of_the_same_gpus_or_of_none(tmp_path, monkeypatch):
+    chapters = _toy_chapter(tmp_path)
+    for recorded, here in [(["NVIDIA H100 80GB HBM3"], ["NVIDIA H100 80GB HBM3"]), ([], [])]:
+        folder = _recorded(tmp_path, recorded)
+        monkeypatch.setattr(runs, "_machine_facts", lambda: {
+            "gpus": here, "gpu_count": len(here), "torch": "2", "cuda": "", "python": "3",
+            "driver": ""})
+        assert runs.record("toy-gpu", None, chapters=chapters, root=tmp_path / "runs") == 0
+        cells = runs.code_cells(runs.read_run(folder).notebooks["toy"])
+        assert cells[0].outputs[0]["text"] == "new\n"
+
+
+def test_an_interrupted_write_leaves_the_previous_recording(tmp_path, monkeypatch):
+    folder = _recorded(tmp_path, ["G"])
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    meta = json.loads((folder / "run.json").read_text())
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(nbformat, "write", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        runs.write_run("toy-gpu", {"toy": _nb([("b()", [], [])])}, meta,
+                       root=tmp_path / "runs")
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["toy-gpu"]
+
+
+def test_a_recording_being_written_is_not_a_run(tmp_path):
+    _recorded(tmp_path, ["G"])
+    (tmp_path / "runs" / "toy-gpu").rename(tmp_path / "runs" / ".toy-gpu.new")
+    assert runs.runs(tmp_path / "runs") == []
+
+
+def test_chapters_run_in_a_kernel_of_this_interpreter():
+    # Not whatever a "python3" kernelspec points at: run.json reports this torch.
+    km = runs.kernel_manager()
+    assert km.kernel_spec.argv[:3] == [sys.executable, "-m", "ipykernel_launcher"]
+
+
+def test_record_pins_are_the_tools_dependencies_at_requirements_versions(tmp_path):
+    pins = runs.record_pins()
+    assert [p.split("==")[0] for p in pins] == ["nbformat", "nbclient", "ipykernel", "nbval"]
+    requirements = (ROOT / "requirements.txt").read_text().splitlines()
+    assert all(pin in requirements for pin in pins)
+    (tmp_path / "requirements.txt").write_text("nbformat==5\n")
+    with pytest.raises(SystemExit, match="pins no version of nbclient, ipykernel, nbval"):
+        runs.record_pins(tmp_path / "requirements.txt")

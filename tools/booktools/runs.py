@@ -12,10 +12,13 @@ recorded source equals the chapter's (trailing whitespace aside), else an
 from runs/<machine>/names.json, a mapping whose every pair must be similar
 in source (``python -m booktools.runs name MACHINE``).
 
-    python -m booktools.runs record MACHINE [--label L] [--chapter NAME ...]
-        Execute every chapter here in a fresh kernel and store runs/MACHINE/.
+    python -m booktools.runs record MACHINE [--label L] [--chapter NAME ...] [--replace]
+        Execute every chapter here in a fresh kernel and store runs/MACHINE/
+        (refused over a recording made on other GPUs, unless --replace).
     python -m booktools.runs name MACHINE
         Write the names of runs/MACHINE/names.json into its notebooks.
+    python -m booktools.runs pins
+        What recording needs besides torch, pinned (scripts/record-wheels.sh).
     python -m booktools.runs report
         How many hardware cells have a current recording, per chapter.
     python -m booktools.runs stale MACHINE
@@ -48,7 +51,7 @@ __all__ = [
     "Match", "Run", "NbvalComparison", "read_run", "runs", "pair_cells", "check_run",
     "named_cells", "name_problems", "names_problems", "apply_names", "printed_line", "similarity", "cell_status",
     "hardware_report", "format_report", "stale_cells", "record", "strip_volatile", "code_cells",
-    "ArtifactWatch", "artifact_problems", "ARTIFACTS", "ARTIFACT_MAX_BYTES",
+    "ArtifactWatch", "artifact_problems", "replacement_problem", "kernel_manager", "record_pins", "ARTIFACTS", "ARTIFACT_MAX_BYTES",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/runs.py in a checkout
@@ -235,8 +238,8 @@ def runs(root: Path = RUNS) -> list[Run]:
     """Every recorded run under root, by machine folder name."""
     if not root.is_dir():
         return []
-    return [read_run(p) for p in sorted(root.iterdir())
-            if p.is_dir() and (p / "run.json").is_file()]
+    return [read_run(p) for p in sorted(root.iterdir())  # .<machine>.new: being written
+            if p.is_dir() and not p.name.startswith(".") and (p / "run.json").is_file()]
 
 
 def strip_volatile(nb):
@@ -637,6 +640,29 @@ def format_report(report: dict) -> str:
 
 # --- recording ---
 
+def record_pins(requirements: Path = ROOT / "requirements.txt",
+                tools: Path = ROOT / "tools" / "pyproject.toml") -> list[str]:
+    """What recording needs besides torch, as name==version pinned in requirements.txt.
+
+    booktools' dependencies and its ``check`` extra (tools/pyproject.toml), each
+    at requirements.txt's version: scripts/record-wheels.sh downloads them and
+    scripts/record-setup.sh installs them.
+    """
+    import tomllib
+    project = tomllib.loads(tools.read_text(encoding="utf-8"))["project"]
+    wanted = [*project["dependencies"], *project["optional-dependencies"]["check"]]
+    names = [re.match(r"[A-Za-z0-9_.-]+", w).group(0).lower() for w in wanted]
+    pinned = {}
+    for line in requirements.read_text(encoding="utf-8").splitlines():
+        found = re.match(r"([A-Za-z0-9_.-]+)==(\S+)", line.strip())
+        if found:
+            pinned[found.group(1).lower()] = found.group(2)
+    missing = [n for n in names if n not in pinned]
+    if missing:
+        raise SystemExit(f"runs: {requirements} pins no version of {', '.join(missing)}")
+    return [f"{n}=={pinned[n]}" for n in names]
+
+
 def _check_machine_name(machine: str) -> None:
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", machine):
         raise SystemExit(f"runs: machine name {machine!r}: use letters, digits, '.', '_', '-'")
@@ -646,28 +672,61 @@ def write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS,
               artifacts: dict | None = None) -> Path:
     """Write root/<machine>/: run.json, the notebooks (volatile metadata removed)
     and the files of ``artifacts``, {(chapter, cell name): [path, ...]}, copied
-    into artifacts/<chapter>/<cell name>/ (the previous recording's go)."""
+    into artifacts/<chapter>/<cell name>/.
+
+    The new recording is written beside the old one, in root/.<machine>.new/,
+    and takes its place only once complete: an error or an interrupt leaves
+    the previous recording as it was.
+    """
     import nbformat
     missing = [k for k in RUN_KEYS if k not in meta]
     if missing:
         raise SystemExit(f"runs: run.json would lack {missing}")
     _check_machine_name(machine)
     folder = root / machine
-    folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.glob("*.ipynb"):
-        if old.stem not in notebooks:
-            old.unlink()
-    (folder / NAMES_FILE).unlink(missing_ok=True)  # a new recording has its own names
-    shutil.rmtree(folder / ARTIFACTS, ignore_errors=True)  # and its own files
-    for (chapter, name), paths in sorted((artifacts or {}).items()):
-        target = folder / ARTIFACTS / chapter / name
-        target.mkdir(parents=True)
-        for path in paths:
-            shutil.copyfile(path, target / path.name)
-    for chapter, nb in notebooks.items():
-        nbformat.write(strip_volatile(nb), folder / f"{chapter}.ipynb")
-    (folder / "run.json").write_text(json.dumps(meta, indent=1) + "\n")
+    new, old = root / f".{machine}.new", root / f".{machine}.old"
+    shutil.rmtree(new, ignore_errors=True)
+    new.mkdir(parents=True)
+    try:
+        for (chapter, name), paths in sorted((artifacts or {}).items()):
+            target = new / ARTIFACTS / chapter / name
+            target.mkdir(parents=True)
+            for path in paths:
+                shutil.copyfile(path, target / path.name)
+        for chapter, nb in notebooks.items():
+            nbformat.write(strip_volatile(nb), new / f"{chapter}.ipynb")
+        (new / "run.json").write_text(json.dumps(meta, indent=1) + "\n")
+    except BaseException:
+        shutil.rmtree(new, ignore_errors=True)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+    if folder.exists():
+        folder.rename(old)
+    new.rename(folder)
+    shutil.rmtree(old, ignore_errors=True)
     return folder
+
+
+def replacement_problem(folder: Path, gpus: list[str]) -> str | None:
+    """Why recording on a machine with these GPUs must not replace folder's run, or None.
+
+    A recording made on GPUs is replaced only by one made on the same GPUs
+    (same names, same count): a machine without a GPU, or another GPU, would
+    put its outputs under the tab of a machine it is not.
+    """
+    path = folder / "run.json"
+    if not path.is_file():
+        return None
+    try:
+        recorded = json.loads(path.read_text()).get("gpus") or []
+    except (json.JSONDecodeError, AttributeError) as err:
+        return f"{path} cannot be read ({err})"
+    if not recorded or recorded == gpus:
+        return None
+    here = ", ".join(gpus) if gpus else "no CUDA GPU"
+    return (f"{folder} was recorded on {', '.join(recorded)}, and this machine has {here}; "
+            f"record into another folder (a name for this machine), or pass --replace "
+            f"to overwrite that recording")
 
 
 class ArtifactWatch:
@@ -746,14 +805,40 @@ def _machine_facts() -> dict:
             "driver": driver}
 
 
+def kernel_manager():
+    """A kernel manager whose kernel is this interpreter (sys.executable).
+
+    Not the "python3" kernelspec, which another installed kernelspec of that
+    name could point at another interpreter, with another torch than the one
+    run.json reports.
+    """
+    from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
+    from jupyter_client.manager import AsyncKernelManager
+
+    spec = KernelSpec(argv=[sys.executable, "-m", "ipykernel_launcher", "-f",
+                            "{connection_file}"],
+                      display_name=f"Python {platform.python_version()} ({sys.executable})",
+                      language="python")
+
+    class ThisInterpreter(KernelSpecManager):
+        def get_kernel_spec(self, kernel_name):
+            return spec
+
+    return AsyncKernelManager(kernel_name="this-interpreter",
+                              kernel_spec_manager=ThisInterpreter())
+
+
 def record(machine: str, label: str | None, only: list[str] | None = None,
-           timeout: int = 600, chapters: Path = CHAPTERS, root: Path = RUNS) -> int:
+           timeout: int = 600, chapters: Path = CHAPTERS, root: Path = RUNS,
+           replace: bool = False) -> int:
     """Execute every chapter (or those named) in a fresh kernel; store root/<machine>/.
 
     Nothing is written when a cell raised outside ``raises-exception`` cells,
-    when a hardware cell has no name, or when a kernel died. The files that
-    named hardware cells wrote in the chapters' folder are kept with the run
-    (ArtifactWatch); one too large is left out with a warning.
+    when a hardware cell has no name, or when a kernel died; nor, unless
+    ``replace``, over a recording made on other GPUs (replacement_problem).
+    Each chapter runs in a kernel of this very interpreter (kernel_manager).
+    The files that named hardware cells wrote in the chapters' folder are kept
+    with the run (ArtifactWatch); one too large is left out with a warning.
     """
     import nbformat
     from nbclient import NotebookClient
@@ -772,6 +857,9 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
         raise SystemExit("record: every hardware cell needs a unique name first:\n  "
                          + "\n  ".join(unnamed))
     facts = _machine_facts()
+    problem = None if replace else replacement_problem(root / machine, facts["gpus"])
+    if problem:
+        raise SystemExit(f"record: refused: {problem}")
     if not facts["gpus"]:
         print(f"record: warning: torch {facts['torch']} sees no CUDA GPU here; "
               "recording a CPU run", file=sys.stderr)
@@ -781,7 +869,7 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
         start = time.time()
         watch = ArtifactWatch(path.parent)
         try:
-            NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+            NotebookClient(nb, km=kernel_manager(), timeout=timeout, allow_errors=True,
                            resources={"metadata": {"path": str(path.parent)}},
                            on_cell_execute=watch.before,
                            on_cell_executed=watch.after).execute()
@@ -823,14 +911,18 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--label", help="the machine (default: the first GPU's name)")
     rec.add_argument("--chapter", action="append", dest="only", metavar="NAME",
                      help="record only this chapter (repeatable; default: all)")
+    rec.add_argument("--replace", action="store_true",
+                     help="overwrite a recording made on other GPUs (or on a GPU, from a "
+                          "machine without one)")
     name = sub.add_parser("name", help="write runs/MACHINE/names.json into its notebooks")
     name.add_argument("machine")
+    sub.add_parser("pins", help="what recording needs besides torch, pinned, one a line")
     sub.add_parser("report", help="hardware cells with a current recording, per chapter")
     stale = sub.add_parser("stale", help="hardware cells without a current recording on MACHINE")
     stale.add_argument("machine")
     args = parser.parse_args(argv)
     if args.command == "record":
-        return record(args.machine, args.label, args.only)
+        return record(args.machine, args.label, args.only, replace=args.replace)
     if args.command == "name":
         _check_machine_name(args.machine)
         folder = RUNS / args.machine
@@ -848,6 +940,9 @@ def main(argv: list[str] | None = None) -> int:
         where = f"runs/{args.machine}/" if run else f"no recording runs/{args.machine}/ yet"
         print(f"stale: {len(found)} hardware cells without a current recording ({where})",
               file=sys.stderr)
+        return 0
+    if args.command == "pins":
+        print("\n".join(record_pins()))
         return 0
     print(format_report(hardware_report()))
     return 0

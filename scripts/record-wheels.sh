@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Download, as wheels, what recording needs besides torch and matplotlib
+# (nbformat, nbclient, ipykernel and nbval at requirements.txt's versions, with
+# everything they need), for a GPU machine without network access:
+#
+#   bash scripts/record-wheels.sh DIR [PYTHON_VERSION] [PLATFORM]
+#       e.g. bash scripts/record-wheels.sh wheels 3.12        (x86-64 Linux)
+#            bash scripts/record-wheels.sh wheels 3.11 manylinux_2_28_aarch64
+#
+# Copy DIR to that machine beside the checkout, then, there:
+#
+#   bash scripts/record-setup.sh --wheels DIR && bash scripts/record-run.sh MACHINE
+#
+# record-setup.sh installs from DIR alone (pip --no-index) into .venv-record/,
+# which also sees the machine's own torch. Run this where pip reaches PyPI.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [ $# -lt 1 ] || [ $# -gt 3 ] || [[ $1 == -* ]]; then
+  echo "usage: bash scripts/record-wheels.sh DIR [PYTHON_VERSION] [PLATFORM]" >&2
+  exit 2
+fi
+dir="$1" version="${2:-3.12}" platform="${3:-}"
+[[ $version =~ ^3\.[0-9]+$ ]] || { echo "record-wheels: Python version '$version': use 3.N" >&2; exit 2; }
+python="${PYTHON:-python3}"
+mapfile -t pins < <(PYTHONPATH="$root/tools" "$python" -m booktools.runs pins)
+[ ${#pins[@]} -gt 0 ] || exit 1
+if [ -z "$platform" ]; then  # pip matches each manylinux tag exactly: offer the common ones
+  platforms=(manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_17_x86_64
+             manylinux2014_x86_64 manylinux1_x86_64)
+else
+  platforms=("$platform")
+fi
+args=()
+for p in "${platforms[@]}"; do args+=(--platform "$p"); done
+mkdir -p "$dir"
+"$python" -m pip download --disable-pip-version-check -q --only-binary=:all: \
+  --python-version "$version" --implementation cp "${args[@]}" -d "$dir" "${pins[@]}" 2>&1 \
+  | { grep -v "is ignored: it is neither a file nor a directory" || true; } >&2
+echo "record-wheels: $(ls "$dir"/*.whl | wc -l) wheels for Python $version in $dir ($(du -sh "$dir" | cut -f1)): ${pins[*]}"
