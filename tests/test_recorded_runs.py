@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -756,7 +757,7 @@ def test_a_recording_being_written_is_not_a_run(tmp_path):
 
 def test_chapters_run_in_a_kernel_of_this_interpreter():
     # Not whatever a "python3" kernelspec points at: run.json reports this torch.
-    km = runs.kernel_manager()
+    km = runs.kernel_manager()(kernel_name="this-python")
     assert km.kernel_spec.argv[:3] == [sys.executable, "-m", "ipykernel_launcher"]
 
 
@@ -768,3 +769,21 @@ def test_record_pins_are_the_tools_dependencies_at_requirements_versions(tmp_pat
     (tmp_path / "requirements.txt").write_text("nbformat==5\n")
     with pytest.raises(SystemExit, match="pins no version of nbclient, ipykernel, nbval"):
         runs.record_pins(tmp_path / "requirements.txt")
+
+
+def test_each_chapter_kernel_is_shut_down_when_the_chapter_is_done(tmp_path, monkeypatch):
+    # A kernel left running would hold its GPU memory while the next chapter runs.
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    (chapters / "toy.md").write_text("")
+    nb = _nb([("import os\nprint(os.getpid())", [], ["hardware"], "pid")])
+    nb.cells[0].execution_count = None
+    nbformat.write(nb, chapters / "toy.ipynb")
+    monkeypatch.setattr(runs, "_machine_facts", lambda: {
+        "gpus": [], "gpu_count": 0, "torch": "2", "cuda": "", "python": "3", "driver": ""})
+    assert runs.record("toy-cpu", None, chapters=chapters, root=tmp_path / "runs") == 0
+    cell = runs.code_cells(runs.read_run(tmp_path / "runs" / "toy-cpu").notebooks["toy"])[0]
+    pid = int(cell.outputs[0]["text"])
+    assert pid != os.getpid()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

@@ -806,11 +806,13 @@ def _machine_facts() -> dict:
 
 
 def kernel_manager():
-    """A kernel manager whose kernel is this interpreter (sys.executable).
+    """A kernel manager class whose kernels run this interpreter (sys.executable).
 
     Not the "python3" kernelspec, which another installed kernelspec of that
     name could point at another interpreter, with another torch than the one
-    run.json reports.
+    run.json reports. NotebookClient creates one per notebook from the class,
+    and so owns it: each chapter's kernel is shut down when the chapter is
+    done, and frees its GPU memory before the next one starts.
     """
     from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
     from jupyter_client.manager import AsyncKernelManager
@@ -820,12 +822,15 @@ def kernel_manager():
                       display_name=f"Python {platform.python_version()} ({sys.executable})",
                       language="python")
 
-    class ThisInterpreter(KernelSpecManager):
+    class ThisInterpreterSpecs(KernelSpecManager):
         def get_kernel_spec(self, kernel_name):
             return spec
 
-    return AsyncKernelManager(kernel_name="this-interpreter",
-                              kernel_spec_manager=ThisInterpreter())
+    class ThisInterpreter(AsyncKernelManager):
+        def _kernel_spec_manager_default(self):
+            return ThisInterpreterSpecs(data_dir=self.data_dir)
+
+    return ThisInterpreter
 
 
 def record(machine: str, label: str | None, only: list[str] | None = None,
@@ -869,7 +874,8 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
         start = time.time()
         watch = ArtifactWatch(path.parent)
         try:
-            NotebookClient(nb, km=kernel_manager(), timeout=timeout, allow_errors=True,
+            NotebookClient(nb, kernel_manager_class=kernel_manager(), kernel_name="this-python",
+                           timeout=timeout, allow_errors=True,
                            resources={"metadata": {"path": str(path.parent)}},
                            on_cell_execute=watch.before,
                            on_cell_executed=watch.after).execute()
