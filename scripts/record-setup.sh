@@ -52,7 +52,13 @@ then
   exit 1
 fi
 venv="$root/.venv-record"
-"$python" -m venv --system-site-packages --clear "$venv"
+pip=("$venv/bin/python" -m pip)
+if ! "$python" -m venv --system-site-packages --clear "$venv" 2>/dev/null; then
+  # No ensurepip (Debian's python3 without python3-venv, some GPU images):
+  # a venv without pip, filled by the machine's own pip.
+  "$python" -m venv --system-site-packages --clear --without-pip "$venv"
+  pip=("$python" -m pip --python "$venv/bin/python")
+fi
 # --system-site-packages shows the venv only the base installation's packages.
 # Where $python is itself a venv (GPU images often ship torch in one), its own
 # site-packages go on the new venv's path too, after the venv's own.
@@ -62,6 +68,6 @@ mapfile -t pins < <(PYTHONPATH="$root/tools" "$venv/bin/python" -m booktools.run
 [ ${#pins[@]} -gt 0 ] || exit 1
 source=()
 [ -z "$wheels" ] || source=(--no-index --find-links "$wheels")
-"$venv/bin/python" -m pip install --disable-pip-version-check -q "${source[@]}" "${pins[@]}"
+"${pip[@]}" install --disable-pip-version-check -q "${source[@]}" "${pins[@]}"
 "$venv/bin/python" -c "import os, torch; assert os.environ.get('RECORD_REHEARSAL') == '1' or torch.cuda.is_available(), 'the venv lost the GPU torch'"
 echo "record-setup: $venv has ${pins[*]} beside $("$venv/bin/python" -c 'import torch; print("torch", torch.__version__)')"
