@@ -166,8 +166,10 @@ class Trainer:
     more than one GPU keeps d2l's interface; it does not split the work.
     After ``fit``, ``.train_loss`` and ``.val_loss`` hold one float per epoch
     (the mean loss over that epoch's examples) and ``.host_transfers`` counts
-    the copies of the loss log to the host: exactly one per epoch, the only
-    time an epoch waits for the device. With ``plot=True`` a ProgressBoard
+    the copies of the loss log to the host: exactly one per epoch. Where
+    batches are pinned (CUDA, and XPU from PyTorch 2.7) it is the only time
+    an epoch waits for the device; on MPS, and on XPU before 2.7, each batch
+    copy waits too. With ``plot=True`` a ProgressBoard
     (``.board``) draws both curves.
     """
 
@@ -288,7 +290,7 @@ class Trainer:
                     val_count += size
                     self.val_batch_idx += 1
             log.append(val_sum / val_count)
-        # The one copy to the host of this epoch (and the one wait for the device).
+        # The one copy of the loss log to the host this epoch (a wait for the device).
         values = torch.stack(log).tolist()
         self.host_transfers += 1
         self.train_loss.append(values[0])

@@ -191,3 +191,21 @@ def test_a_lagging_translation_shows_a_banner_in_its_language(monkeypatch):
     assert f'<a href="../../chapters/devices.html" hreflang="en" lang="en">{words["lag_link"]}</a>' \
         in ja["body"]
     assert "translation-lag" not in _page("en")["body"]  # English never lags
+
+
+def test_each_edition_names_the_parts_of_the_toc_in_its_words(tmp_path):
+    from booktools import book
+    pages = book.toc_pages()
+    for lang in i18n.languages():
+        toc = yaml.safe_load(i18n.edition_toc(lang))
+        captions = [part["caption"] for part in toc["parts"]]
+        assert captions == [lang.ui["toc_main"], lang.ui["toc_further"]]
+        assert len(set(captions)) == 2 and all(captions)
+        # The same pages, in the same order, as English's.
+        (tmp_path / "_toc.yml").write_text(i18n.edition_toc(lang))
+        files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
+        assert [toc["root"], *files] == pages
+    planted = tmp_path / "planted.yml"
+    planted.write_text("format: jb-book\nroot: a\nparts:\n  - caption: Appendix\n    chapters: []\n")
+    with pytest.raises(ValueError, match="part caption 'Appendix' has no translation key"):
+        i18n.edition_toc(i18n.language("ja"), planted)

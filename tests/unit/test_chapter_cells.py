@@ -71,7 +71,7 @@ def test_missing_device_cells_without_accelerator(monkeypatch, hardware, capsys)
     assert "Error" in out
 
 
-# --- devices: torch.accelerator on PyTorch's CUDA build without a GPU. --------
+# --- environment: torch.accelerator on PyTorch's CUDA build without a GPU. ----
 
 @pytest.mark.skipif(not hasattr(torch, "accelerator"),
                     reason="torch.accelerator is new in PyTorch 2.6")
@@ -82,14 +82,14 @@ def test_torch_accelerator_cell_on_cuda_build_without_gpu(monkeypatch, hardware,
                         lambda *args, **kwargs: torch.device("cuda"))
     monkeypatch.setattr(torch.accelerator, "is_available", lambda: False)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    run_cells("devices", "torch-accelerator")
+    run_cells("environment", "torch-accelerator")
     lines = capsys.readouterr().out.splitlines()
     said = [line for line in lines if line.startswith("torch.accelerator:")]
     assert said == ["torch.accelerator: none"], lines
     assert "cpu" in next(line for line in lines if line.startswith("d2lgpu.try_gpu"))
 
 
-# --- intro: does this build have kernels for the GPU? --------------------------
+# --- environment: does this build have kernels for the GPU? --------------------
 
 @pytest.mark.parametrize("capability, verdict", [
     ((7, 0), "none"),                 # a V100 under a CUDA 13 build
@@ -105,7 +105,7 @@ def test_kernel_check_cell_on_a_fake_gpu(monkeypatch, capsys, capability,
                         lambda device=None: capability)
     monkeypatch.setattr(torch.cuda, "get_arch_list", lambda: [
         "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"])
-    exec(source("intro", name="cuda-kernels"), {"torch": torch, "d2lgpu": d2lgpu})
+    exec(source("environment", name="cuda-kernels"), {"torch": torch, "d2lgpu": d2lgpu})
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"GPU 0 compute capability: {capability}"
     assert lines[-1] == f"of them, for this GPU:    {verdict}"
@@ -115,86 +115,22 @@ def test_kernel_check_cell_without_a_gpu(monkeypatch, capsys):
     import d2lgpu
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    exec(source("intro", name="cuda-kernels"), {"torch": torch, "d2lgpu": d2lgpu})
+    exec(source("environment", name="cuda-kernels"), {"torch": torch, "d2lgpu": d2lgpu})
     assert capsys.readouterr().out == "No usable CUDA GPU: no kernels to look for.\n"
 
 
-# --- networks: mixed precision on Apple's MPS, for an old and a new PyTorch. --
+# --- measuring: Timer's clock waits for the device, whatever Timer does. ------
 
-def autocast_helpers():
-    """The networks chapter's autocast helpers, in a namespace of their own."""
-    namespace = {"torch": torch}
-    exec(source("networks", name="autocast-helpers"), namespace)
-    return namespace
-
-
-@pytest.mark.parametrize("supported, expected", [
-    ((torch.float16,), torch.float16),                   # PyTorch 2.5, or macOS 13
-    ((torch.float16, torch.bfloat16), torch.bfloat16),  # later releases
-])
-def test_autocast_dtype_on_mps_probes_bfloat16(monkeypatch, supported, expected):
-    state = {"on": False}
-
-    class FakeAutocast:
-        """torch.autocast as on MPS: warns and turns off for a dtype it lacks."""
-
-        def __init__(self, device_type, dtype):
-            self.enabled = dtype in supported
-            if not self.enabled:
-                import warnings
-                warnings.warn("In MPS autocast, but the target dtype is not "
-                              "supported. Disabling autocast.")
-
-        def __enter__(self):
-            state["on"] = self.enabled
-
-        def __exit__(self, *exc):
-            state["on"] = False
-
-    monkeypatch.setattr(torch, "autocast", FakeAutocast)
-    monkeypatch.setattr(torch, "is_autocast_enabled", lambda kind: state["on"])
-    namespace = autocast_helpers()
-    assert namespace["autocast_dtype"](torch.device("mps")) == expected
-
-
-@pytest.mark.parametrize("bfloat16, scaler_steps, expected", [
-    (True, False, (torch.bfloat16, False)),  # bfloat16 needs no scaler
-    (False, True, (torch.float16, True)),    # PyTorch 2.8 on: scale float16
-    (False, False, (None, False)),           # no scaler: stay in float32
-])
-def test_mixed_precision_on_mps_never_float16_unscaled(bfloat16, scaler_steps,
-                                                       expected):
-    namespace = autocast_helpers()
-    namespace["autocasts_to"] = lambda device, dtype: bfloat16
-    namespace["scaler_works"] = lambda device: scaler_steps
-    assert namespace["mixed_precision"](torch.device("mps")) == expected
-
-
-def test_scaler_works_says_no_where_a_step_fails(monkeypatch):
-    namespace = autocast_helpers()
-    cpu = torch.device("cpu")
-    assert namespace["scaler_works"](cpu)
-
-    class OldScaler(torch.amp.GradScaler):
-        """GradScaler as PyTorch 2.5 to 2.7 had it on MPS."""
-
-        def step(self, optimizer, *args, **kwargs):
-            raise TypeError("Cannot convert a MPS Tensor to float64 dtype")
-
-    monkeypatch.setattr(torch.amp, "GradScaler", OldScaler)
-    assert not namespace["scaler_works"](cpu)
-
-
-# --- tensors: Timer's clock waits for the device, whatever Timer does. --------
-
-def test_timer_cell_clock_waits_for_the_device():
+def test_timer_cell_clock_waits_for_the_device(monkeypatch):
     # Timer's own clock waits for MPS only from PyTorch 2.9, for XPU from 2.7.
+    import d2lgpu
+
     waits = []
-    namespace = {}
-    exec(source("tensors", marker="from d2lgpu import"), namespace)
-    namespace.update(device=torch.device("cpu"), A=torch.ones(2, 2),
-                     wait=lambda: waits.append(1))
-    exec(source("tensors", name="torch-benchmark-timer"), namespace)
+    monkeypatch.setattr(d2lgpu, "synchronize", lambda device=None: waits.append(device))
+    namespace = {"torch": torch, "d2lgpu": d2lgpu}
+    exec(source("measuring", marker="from d2lgpu import"), namespace)
+    namespace.update(device=torch.device("cpu"), A=torch.ones(2, 2))
+    exec(source("measuring", name="torch-benchmark-timer"), namespace)
     assert waits, "the clock given to Timer never waited for the device"
 
 

@@ -1,4 +1,4 @@
-"""Cells of chapters/tensors.ipynb run under a fake accelerator.
+"""Timing and profiling cells (tensors, measuring) run under a fake accelerator.
 
 The chapter's timing cells must wait for the device before every clock read
 that ends a measurement, on every accelerator, not only on CUDA. Without an
@@ -16,14 +16,16 @@ import torch
 from booktools import runs
 from d2lgpu import format_time
 
-NOTEBOOK = Path(__file__).resolve().parents[2] / "chapters" / "tensors.ipynb"
+CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
 
 
 def cell_source(name):
-    """The source of the code cell whose metadata name is ``name``."""
-    cell = runs.named_cells(runs.read_notebook(NOTEBOOK)).get(name)
-    assert cell is not None, f"{NOTEBOOK.name}: no cell named {name!r}"
-    return cell.source
+    """The source of the one code cell named ``name``, in whichever chapter has it."""
+    found = [cell for path in sorted(CHAPTERS.glob("*.ipynb"))
+             for cell_name, cell in runs.named_cells(runs.read_notebook(path)).items()
+             if cell_name == name]
+    assert len(found) == 1, f"{len(found)} cells named {name!r} in chapters/"
+    return found[0].source
 
 
 class FakeTime:

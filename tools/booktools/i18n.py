@@ -529,11 +529,32 @@ def relative_url(from_path: str, to_path: str) -> str:
     return posixpath.relpath(to_path, posixpath.dirname(from_path) or ".")
 
 
+TOC_CAPTIONS = {"Main path": "toc_main", "Going further": "toc_further"}
+
+
+def edition_toc(lang: Language, toc: Path = ROOT / "_toc.yml") -> str:
+    """_toc.yml with its part captions in the edition's words (ui.toc_main, ui.toc_further)."""
+    data = yaml.safe_load(toc.read_text(encoding="utf-8"))
+    for part in data.get("parts", []):
+        key = TOC_CAPTIONS.get(part.get("caption"))
+        if key is None:
+            raise ValueError(f"{toc}: part caption {part.get('caption')!r} has no translation "
+                             f"key; add it to booktools.i18n.TOC_CAPTIONS and languages.yml's ui")
+        part["caption"] = lang.ui[key]
+    return yaml.safe_dump(data, allow_unicode=True, sort_keys=False)
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+
+
 def stage(code: str, build: Path = STAGES, site: Path = ROOT / "_build" / "html") -> Path:
     """The folder a translated site builds from: the book's root with its chapters.
 
-    The book's own files (_static, runs, node_modules, _toc.yml) are links, and
-    _config.yml is the English one with this edition's title, Sphinx language
+    The book's own files (_static, runs, node_modules) are links; _toc.yml is
+    the English one with the part captions in the edition's words, and
+    _config.yml the English one with this edition's title, Sphinx language
     and notebook folder. Built with ``--path-output`` the folder's parent, the
     site lands in site/<code>/ (its _build/html is a link there).
     """
@@ -546,13 +567,17 @@ def stage(code: str, build: Path = STAGES, site: Path = ROOT / "_build" / "html"
     (site / code).mkdir(parents=True, exist_ok=True)
     links = {src / "chapters": I18N / code / "chapters", src / "_static": ROOT / "_static",
              src / "runs": ROOT / "runs", src / "node_modules": ROOT / "node_modules",
-             src / "_toc.yml": ROOT / "_toc.yml", src.parent / "_build" / "html": site / code}
+             src.parent / "_build" / "html": site / code}
     for link, target in links.items():
         if link.is_symlink() or link.exists():
             if link.is_symlink() and Path(os.readlink(link)) == target:
                 continue
             link.unlink()
         link.symlink_to(target, target_is_directory=target.is_dir())
+    toc_file = src / "_toc.yml"
+    if toc_file.is_symlink():  # a stage made before the captions were translated
+        toc_file.unlink()
+    _write_if_changed(toc_file, edition_toc(lang))
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     config["title"] = lang.title
     config.setdefault("repository", {})["path_to_book"] = f"i18n/{code}"
