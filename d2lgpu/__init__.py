@@ -9,6 +9,7 @@ from .cuda_arch import kernels_for
 from .devices import (accelerator, cpu, device_report, format_bytes, gpu,
                       memory_counters, num_gpus, show_devices, try_all_gpus,
                       try_gpu)
+from .peaks import Peak, format_rate, peak_for, share_of_peak
 from .plotting import ProgressBoard
 from .timing import Measurement, benchmark, format_time, synchronize
 from .training import (DataModule, LinearRegression, Module,
@@ -25,4 +26,6 @@ __all__ = [
     # Neural networks and GPUs: training
     "Module", "DataModule", "SyntheticRegressionData", "LinearRegression",
     "Trainer", "ProgressBoard",
+    # Neural networks and GPUs: datasheet peaks
+    "Peak", "peak_for", "share_of_peak", "format_rate",
 ]
