@@ -86,6 +86,29 @@ def _current_device() -> torch.device | None:
     return torch.device(kind, getattr(torch, kind).current_device())
 
 
+def _initialized() -> bool:
+    """Whether this process has initialised the current accelerator's backend (True where the backend cannot tell)."""
+    kind = devices.accelerator()
+    if kind is None:
+        return False
+    initialized = getattr(getattr(torch, kind), "is_initialized", None)
+    return initialized is None or bool(initialized())
+
+
+def _holds_memory(backend, i: int) -> bool:
+    """Whether PyTorch's caching allocator holds memory on device ``i`` (True where the backend cannot tell)."""
+    reserved = getattr(backend, "memory_reserved", None)
+    if reserved is None:
+        return True
+    try:
+        return reserved(i) > 0
+    except RuntimeError:
+        # "Invalid device argument : did you call init?": a device this
+        # process cannot use the way the count suggests holds none of its
+        # memory, so it has nothing queued.
+        return False
+
+
 def _devices_in_use() -> list[torch.device]:
     """The current accelerator's devices that may have queued work: the current one, and every other where this process holds memory.
 
@@ -94,24 +117,40 @@ def _devices_in_use() -> list[torch.device]:
     none counts before this process has initialised the backend
     (``is_initialized()``), and a device other than the current one counts
     only where PyTorch's caching allocator holds memory on it
-    (``memory_reserved``, which creates nothing); where the backend lacks
-    either call, the devices count.
+    (``memory_reserved``, which creates nothing; a device it raises
+    RuntimeError for does not count); where the backend lacks either call,
+    the devices count. ``memory_reserved`` builds the allocator's whole
+    statistics dict, so ``benchmark`` asks once, before it times anything.
     """
     kind = devices.accelerator()
     if kind is None or kind == "mps":
         return [] if kind is None else [torch.device("mps")]
-    backend = getattr(torch, kind)
-    initialized = getattr(backend, "is_initialized", None)
-    if initialized is not None and not initialized():
+    if not _initialized():
         return []
+    backend = getattr(torch, kind)
     current = _current_device()
-    reserved = getattr(backend, "memory_reserved", None)
     found = [current]
     for i in range(devices.num_gpus()):
         device = torch.device(current.type, i)
-        if device != current and (reserved is None or reserved(i) > 0):
+        if device != current and _holds_memory(backend, i):
             found.append(device)
     return found
+
+
+def _same_device(a: torch.device, b: torch.device) -> bool:
+    """Whether two devices are one: 'mps' and 'mps:0' are (they compare unequal)."""
+    if a.type == "mps" and b.type == "mps":
+        return (a.index or 0) == (b.index or 0)
+    return a == b
+
+
+def _distinct(found: list[torch.device]) -> list[torch.device]:
+    """``found`` without repeats, 'mps' and 'mps:0' counting as one."""
+    kept: list[torch.device] = []
+    for device in found:
+        if not any(_same_device(device, k) for k in kept):
+            kept.append(device)
+    return kept
 
 
 def synchronize(device=None) -> None:
@@ -209,7 +248,8 @@ def benchmark(fn, *args, device=None, warmup=1, repeat=7, min_block_time=0.02,
     process uses the accelerator: the current GPU, and each other where it
     holds memory), so work that ``fn`` queues on a second GPU, say on a
     closure's tensors, is waited for too; the result names the first tensor
-    argument's device, else the current one.
+    argument's device, else the current one. Which GPUs those are is decided
+    once, after the warm-up, so that no measured block asks.
     Each block makes ``number`` calls, chosen
     (with waiting, whatever ``sync`` says) so that a block lasts at least
     ``min_block_time`` seconds. ``sync=False`` reads the clock without waiting:
@@ -236,12 +276,22 @@ def benchmark(fn, *args, device=None, warmup=1, repeat=7, min_block_time=0.02,
         def wait_for() -> list[torch.device]:
             return [named]
     else:
-        given = _tensor_devices(args, kwargs)
+        given = _distinct(_tensor_devices(args, kwargs))
         shown = given[0] if given else (_current_device() or devices.cpu())
+        decided: list[list[torch.device]] = []
 
         def wait_for() -> list[torch.device]:
-            # Asked at every wait: fn may start using a GPU at any call.
-            return given + [d for d in _devices_in_use() if d not in given]
+            # Decided once, at the first wait once this process has
+            # initialised the accelerator (after the warm-up, unless fn has
+            # not touched it by then), so that nothing is asked inside the
+            # measured blocks. Until then only is_initialized() is asked
+            # again, which costs nothing measurable.
+            if decided:
+                return decided[0]
+            if devices.accelerator() is not None and not _initialized():
+                return given
+            decided.append(_distinct(given + _devices_in_use()))
+            return decided[0]
 
     def wait() -> None:
         for dev in wait_for():

@@ -393,3 +393,64 @@ def test_synchronize_without_a_device_on_mps_and_xpu(monkeypatch, hardware,
     rec = Recorder(monkeypatch)
     d2lgpu.synchronize()
     assert rec.events == [waits]
+
+
+def test_benchmark_asks_which_gpus_hold_memory_once_before_timing(monkeypatch,
+                                                                   hardware):
+    # memory_reserved(i) builds the allocator's whole statistics dict: asked
+    # once per other GPU, after the warm-up and before the first clock read,
+    # never inside a measured block.
+    gpus = FakeGpusInUse(monkeypatch, hardware, count=3, current=0,
+                         reserved=(1, 1, 0))
+    rec = Recorder(monkeypatch)
+
+    def reserved(i=None):
+        rec.events.append(("reserved", i))
+        return gpus.reserved[i]
+
+    monkeypatch.setattr(torch.cuda, "memory_reserved", reserved)
+    d2lgpu.benchmark(rec.work, warmup=1, repeat=3, min_block_time=0)
+    asked = [i for i, (kind, _) in enumerate(rec.events) if kind == "reserved"]
+    first_clock = rec.kinds().index("clock")
+    assert [rec.events[i][1] for i in asked] == [1, 2]
+    assert max(asked) < first_clock
+    assert waits_before_clocks(rec) == [{"cuda:0", "cuda:1"}] * 8
+
+
+def test_benchmark_survives_a_gpu_the_allocator_cannot_answer_for(monkeypatch,
+                                                                   hardware):
+    # As on a real machine whose CUDA counts a device this process cannot
+    # use: memory_reserved(1) raises. That GPU holds none of our memory, so
+    # it is not waited for, and benchmark does not fail.
+    FakeGpusInUse(monkeypatch, hardware, count=2, current=0, reserved=(1, 1))
+
+    def reserved(i=None):
+        if i == 1:
+            raise RuntimeError("Invalid device argument : did you call init?")
+        return 1
+
+    monkeypatch.setattr(torch.cuda, "memory_reserved", reserved)
+    rec = Recorder(monkeypatch)
+    m = d2lgpu.benchmark(rec.work, warmup=0, repeat=2, min_block_time=0)
+    assert waits_before_clocks(rec) == [{"cuda:0"}] * 6
+    assert m.device == torch.device("cuda:0")
+
+
+def test_benchmark_waits_for_mps_once(monkeypatch, hardware, on_fake_device):
+    # An MPS tensor's device is mps:0, the current device mps; they compare
+    # unequal but are one GPU: one wait before each clock read, not two.
+    hardware(mps=True)
+    rec = Recorder(monkeypatch)
+    x = on_fake_device("mps:0")
+    m = d2lgpu.benchmark(lambda a: rec.work(), x, warmup=0, repeat=2,
+                         min_block_time=0)
+    waits, counts = 0, []
+    for kind, _ in rec.events:
+        if kind == "sync":
+            waits += 1
+        elif kind == "clock":
+            counts.append(waits)
+            waits = 0
+    # Before the first: the wait after the (empty) warm-up, then the block's.
+    assert counts == [2] + [1] * 5
+    assert m.device == torch.device("mps:0")
