@@ -37,6 +37,7 @@ __all__ = [
     "benchmark",
     "Measurement",
     "format_time",
+    "compare",
 ]
 
 # The clock. One name, so that tests can check what happens around each read.
@@ -187,6 +188,11 @@ def format_time(seconds: float) -> str:
 
 # --- Results. ------------------------------------------------------------------
 
+# A measurement is noisy where its interquartile range exceeds this share of
+# its median: the blocks disagree by more than 10%, so ratios between such
+# measurements are not to be trusted to one decimal.
+NOISE_THRESHOLD = 0.1
+
 @dataclass(frozen=True)
 class Measurement:
     """Seconds per call, one value per block, with median, IQR and mean (chapter "Tensors and GPUs")."""
@@ -215,6 +221,18 @@ class Measurement:
         """Mean over blocks of the seconds per call."""
         return statistics.fmean(self.times)
 
+    @property
+    def spread(self) -> float:
+        """IQR over median: 0.1 means the middle half of the blocks spans 10% of the median (inf for a zero median with a spread)."""
+        if self.median == 0:
+            return 0.0 if self.iqr == 0 else math.inf
+        return self.iqr / self.median
+
+    @property
+    def noisy(self) -> bool:
+        """Whether the spread (IQR over median) exceeds ``NOISE_THRESHOLD`` (0.1)."""
+        return self.spread > NOISE_THRESHOLD
+
     def __str__(self) -> str:
         prefix = f"{self.label}: " if self.label else ""
         blocks = len(self.times)
@@ -232,6 +250,36 @@ class Measurement:
 
     def _repr_pretty_(self, printer, cycle) -> None:
         printer.text(str(self))
+
+
+def compare(*measurements: Measurement) -> None:
+    """Print each measurement's median ± IQR/2 and how many times faster than the first it is, and warn when one is noisy (chapter "Tensors and GPUs").
+
+    One line per measurement, ``label: median ± IQR/2 (ratio x)``, where the
+    ratio is the first one's median over this one's (2.0x: twice as fast as
+    the first; the first is 1.0x). A measurement without a label is called
+    by its place, "measurement 2". If any measurement is noisy (its IQR more
+    than ``NOISE_THRESHOLD`` of its median), one more line names the
+    noisiest.
+    """
+    if not measurements:
+        raise TypeError("compare(*measurements): give at least one Measurement")
+    for m in measurements:
+        if not isinstance(m, Measurement):
+            raise TypeError(
+                f"compare(*measurements): each must be a Measurement (from "
+                f"benchmark), got {m!r} of type {type(m).__name__}")
+    names = [m.label or f"measurement {k}" for k, m in enumerate(measurements, 1)]
+    first = measurements[0].median
+    for name, m in zip(names, measurements):
+        ratio = first / m.median if m.median > 0 else math.inf
+        print(f"{name}: {format_time(m.median)} \u00b1 {format_time(m.iqr / 2)} "
+              f"({ratio:.1f}x)")
+    noisy = [(m.spread, name) for name, m in zip(names, measurements) if m.noisy]
+    if noisy:
+        spread, name = max(noisy, key=lambda pair: pair[0])
+        print(f"noisy: {name}'s spread is {100 * spread:.0f}% of its median; "
+              "rerun on an idle machine before trusting the ratios")
 
 
 # --- Measuring. -------------------------------------------------------------

@@ -65,6 +65,55 @@ def test_measurement_single_block_and_naive():
                       f"of 1 call, cuda:0, not synchronized)")
 
 
+def measurement(median, iqr=0.0, label=None):
+    """A Measurement of five blocks with the given median and IQR."""
+    half = iqr / 2
+    return d2lgpu.Measurement(times=(median - half, median - half, median,
+                                     median + half, median + half),
+                              number=1, device=torch.device("cpu"), label=label)
+
+
+@pytest.mark.parametrize("iqr, noisy", [(0.0, False), (0.09, False), (0.11, True)])
+def test_measurement_noisy_above_a_tenth_of_the_median(iqr, noisy):
+    m = measurement(1.0, iqr)
+    assert m.iqr == pytest.approx(iqr)
+    assert m.noisy is noisy
+    assert timing.NOISE_THRESHOLD == 0.1
+
+
+def test_measurement_noisy_with_a_zero_median():
+    assert not d2lgpu.Measurement((0.0, 0.0), 1, torch.device("cpu")).noisy
+    assert d2lgpu.Measurement((0.0, 0.0, 0.0, 1.0), 1, torch.device("cpu")).noisy
+
+
+def test_compare_prints_median_spread_and_ratio_to_the_first(capsys):
+    d2lgpu.compare(measurement(2e-3, 0.1e-3, "cpu"),
+                   measurement(0.5e-3, 0.02e-3, "gpu"),
+                   measurement(4e-3, 0.2e-3))
+    assert capsys.readouterr().out.splitlines() == [
+        "cpu: 2.00 ms \u00b1 50.0 \u00b5s (1.0x)",
+        "gpu: 500 \u00b5s \u00b1 10.0 \u00b5s (4.0x)",
+        "measurement 3: 4.00 ms \u00b1 100 \u00b5s (0.5x)",
+    ]
+
+
+def test_compare_names_the_noisiest_measurement(capsys):
+    d2lgpu.compare(measurement(1e-3, 0.05e-3, "quiet"),
+                   measurement(1e-3, 0.2e-3, "busy"),
+                   measurement(1e-3, 0.3e-3, "busier"))
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4
+    assert lines[-1] == ("noisy: busier's spread is 30% of its median; rerun on "
+                         "an idle machine before trusting the ratios")
+
+
+def test_compare_bad_input():
+    with pytest.raises(TypeError, match=r"compare\(\*measurements\): give at least one"):
+        d2lgpu.compare()
+    with pytest.raises(TypeError, match=r"each must be a Measurement"):
+        d2lgpu.compare(measurement(1.0), 2.0)
+
+
 # --- benchmark waits before every clock read. ---------------------------------
 
 class Recorder:
