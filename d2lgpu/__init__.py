@@ -11,7 +11,8 @@ from .devices import (accelerator, cpu, device_report, format_bytes, gpu,
                       try_gpu)
 from .peaks import Peak, format_rate, peak_for, share_of_peak
 from .plotting import ProgressBoard
-from .timing import Measurement, benchmark, compare, format_time, synchronize
+from .timing import (Measurement, benchmark, compare, count_waits, format_time,
+                     synchronize)
 from .training import (DataModule, LinearRegression, Module,
                        SyntheticRegressionData, Trainer)
 
@@ -23,7 +24,7 @@ __all__ = [
     "device_report", "show_devices", "format_bytes", "kernels_for",
     # Tensors and GPUs: timing and memory
     "synchronize", "benchmark", "Measurement", "format_time", "memory_counters",
-    "compare",
+    "compare", "count_waits",
     # Neural networks and GPUs: training
     "Module", "DataModule", "SyntheticRegressionData", "LinearRegression",
     "Trainer", "ProgressBoard",

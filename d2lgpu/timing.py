@@ -25,6 +25,7 @@ import itertools
 import math
 import statistics
 import time
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -38,6 +39,7 @@ __all__ = [
     "Measurement",
     "format_time",
     "compare",
+    "count_waits",
 ]
 
 # The clock. One name, so that tests can check what happens around each read.
@@ -385,3 +387,42 @@ def benchmark(fn, *args, device=None, warmup=1, repeat=7, min_block_time=0.02,
         wait()
     return Measurement(times=times, number=number, device=shown, label=label,
                        synchronized=sync)
+
+
+# --- Counting waits. ------------------------------------------------------------
+
+# PyTorch's one-time notice when the debug mode is first set; it mentions
+# "synchronizing operations" but is no wait.
+_PROTOTYPE_NOTICE = "Synchronization debug mode is a prototype feature"
+
+
+def count_waits(fn) -> int:
+    """How many times ``fn()`` makes the CPU wait for the CUDA GPU, as ``torch.cuda.set_sync_debug_mode("warn")`` reports them (chapter "Tensors and GPUs").
+
+    Each synchronising CUDA call warns while the mode is on; the warnings
+    whose message says "synchroniz" are counted and none is shown, nor is
+    PyTorch's one-time notice that the mode is a prototype. The mode that
+    was set before is restored, also when ``fn`` raises. The mode does not
+    see every synchronising operation (PyTorch says so), so the count is a
+    lower bound. CUDA only: RuntimeError without a CUDA GPU.
+    """
+    if not callable(fn):
+        raise TypeError(
+            f"count_waits(fn): fn must be callable, got {fn!r} of type "
+            f"{type(fn).__name__}")
+    if devices.accelerator() != "cuda":
+        raise RuntimeError(
+            "count_waits(fn) needs a CUDA GPU: torch.cuda.set_sync_debug_mode, "
+            "which reports the waits, exists for CUDA only, and PyTorch sees "
+            "none here")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        before = torch.cuda.get_sync_debug_mode()
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            fn()
+        finally:
+            torch.cuda.set_sync_debug_mode(before)
+    return sum("synchroniz" in str(w.message)
+               and not str(w.message).startswith(_PROTOTYPE_NOTICE)
+               for w in caught)

@@ -2,6 +2,7 @@
 
 import re
 import time
+import warnings
 
 import pytest
 import torch
@@ -503,3 +504,91 @@ def test_benchmark_waits_for_mps_once(monkeypatch, hardware, on_fake_device):
     # Before the first: the wait after the (empty) warm-up, then the block's.
     assert counts == [2] + [1] * 5
     assert m.device == torch.device("mps:0")
+
+
+# --- count_waits. -----------------------------------------------------------------
+
+class FakeSyncDebug:
+    """torch.cuda's sync debug mode as PyTorch has it: a mode to get and set,
+    a one-time notice (TORCH_WARN_ONCE) the first time it is turned on, and,
+    while it is "warn", a UserWarning at each synchronising call."""
+
+    def __init__(self, monkeypatch, mode=0):
+        self.mode, self.noticed = mode, False
+        monkeypatch.setattr(torch.cuda, "set_sync_debug_mode", self.set)
+        monkeypatch.setattr(torch.cuda, "get_sync_debug_mode", lambda: self.mode)
+
+    def set(self, mode):
+        mode = {"default": 0, "warn": 1, "error": 2}.get(mode, mode)
+        if mode and not self.noticed:
+            self.noticed = True
+            warnings.warn(
+                "Synchronization debug mode is a prototype feature and does not "
+                "yet detect all synchronizing operations (Triggered internally "
+                "at /pytorch/torch/csrc/cuda/Module.cpp:1003.)", UserWarning)
+        self.mode = mode
+
+    def wait(self):
+        """What g.item() or g.cpu() does on a CUDA tensor."""
+        if self.mode == 1:
+            warnings.warn("called a synchronizing CUDA operation (Triggered "
+                          "internally at /pytorch/c10/cuda/CUDAFunctions.cpp:155.)",
+                          UserWarning)
+        elif self.mode == 2:
+            raise RuntimeError("called a synchronizing CUDA operation")
+
+
+def test_count_waits_counts_the_synchronising_calls(monkeypatch, hardware):
+    hardware(cuda=1)
+    cuda = FakeSyncDebug(monkeypatch)
+
+    def three_waits():
+        for _ in range(3):
+            cuda.wait()
+        warnings.warn("something else entirely", UserWarning)
+
+    assert d2lgpu.count_waits(three_waits) == 3  # the notice is not a wait
+    assert d2lgpu.count_waits(lambda: None) == 0
+    assert d2lgpu.count_waits(cuda.wait) == 1
+
+
+def test_count_waits_shows_no_warning(monkeypatch, hardware, capsys):
+    # A real H100 run printed PyTorch's prototype notice into the chapter.
+    hardware(cuda=1)
+    cuda = FakeSyncDebug(monkeypatch)
+    with warnings.catch_warnings(record=True) as escaped:
+        warnings.simplefilter("always")
+        d2lgpu.count_waits(cuda.wait)
+        d2lgpu.count_waits(cuda.wait)
+    assert cuda.noticed
+    assert escaped == []
+    assert capsys.readouterr().err == ""
+
+
+def test_count_waits_restores_the_mode(monkeypatch, hardware):
+    hardware(cuda=1)
+    cuda = FakeSyncDebug(monkeypatch, mode=2)  # someone had asked for "error"
+    assert d2lgpu.count_waits(cuda.wait) == 1
+    assert cuda.mode == 2
+
+    def fails():
+        cuda.wait()
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        d2lgpu.count_waits(fails)
+    assert cuda.mode == 2
+
+
+@pytest.mark.parametrize("kinds", [dict(), dict(mps=True), dict(xpu=1)])
+def test_count_waits_needs_cuda(monkeypatch, hardware, kinds):
+    hardware(**kinds)
+    cuda = FakeSyncDebug(monkeypatch)
+    with pytest.raises(RuntimeError, match=r"count_waits\(fn\) needs a CUDA GPU"):
+        d2lgpu.count_waits(lambda: None)
+    assert cuda.mode == 0  # untouched
+
+
+def test_count_waits_needs_a_callable():
+    with pytest.raises(TypeError, match=r"count_waits\(fn\): fn must be callable"):
+        d2lgpu.count_waits(3)
