@@ -11,6 +11,8 @@ from .devices import (accelerator, cpu, device_report, format_bytes, gpu,
                       try_gpu)
 from .peaks import Peak, format_rate, peak_for, share_of_peak
 from .plotting import ProgressBoard
+from .precision import (autocast_device, autocast_dtype, autocasts_to,
+                        grad_scaler, mixed_precision, scaler_works)
 from .timing import (Measurement, benchmark, compare, count_waits, format_time,
                      synchronize)
 from .training import (DataModule, LinearRegression, Module,
@@ -28,6 +30,9 @@ __all__ = [
     # Neural networks and GPUs: training
     "Module", "DataModule", "SyntheticRegressionData", "LinearRegression",
     "Trainer", "ProgressBoard",
+    # Neural networks and GPUs: mixed precision
+    "autocast_device", "autocasts_to", "autocast_dtype", "scaler_works",
+    "mixed_precision", "grad_scaler",
     # Neural networks and GPUs: datasheet peaks
     "Peak", "peak_for", "share_of_peak", "format_rate",
 ]
