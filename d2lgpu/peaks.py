@@ -67,8 +67,9 @@ _APPLE_M1_PRO_MAX = ("Apple press release 'Introducing M1 Pro and M1 Max: the mo
 # exact: 1,979 / 2 = 989.5.
 PEAKS: tuple[Peak, ...] = (
     # Datasheet: FP32 8.1, "Mixed Precision (FP16/FP32)" 65 (Turing has no
-    # sparsity, TF32 or BF16), 300 GB/s; as quoted, with the datasheet named,
-    # by facebookresearch/xformers' device limits and MosaicML's speed monitor.
+    # sparsity, TF32 or BF16), 300 GB/s; as quoted, with this datasheet
+    # named, in copies of MosaicML Composer's FLOP table (8.1, 65) and of
+    # xFormers' device limits (300 GB/s), and in Yandex Cloud's GPU docs.
     Peak("T4", 8.1, None, None, 65, 300,
          "NVIDIA T4 Tensor Core GPU datasheet, https://www.nvidia.com/content/dam/"
          "en-zz/Solutions/Data-Center/tesla-t4/t4-tensor-core-datasheet-951643.pdf"),
