@@ -481,7 +481,7 @@ def test_tabs_follow_names_in_a_copy_of_a_chapter_with_moved_edited_and_new_cell
     nb = nbformat.read(ROOT / "chapters" / "tensors.ipynb", as_version=4)
     recorded = runs.named_cells(run.notebooks["tensors"])
     position = {c.metadata.get("name"): i for i, c in enumerate(nb.cells)}
-    i, j = position["tensor-on-gpu"], position["copy-latency-bandwidth"]
+    i, j = position["tensor-on-gpu"], position["free-memory"]
     nb.cells[i], nb.cells[j] = nb.cells[j], nb.cells[i]
     nb.cells[position["device-report"]].source += "\nprint('edited')"
     nb.cells[position["copy-timings"]].metadata["name"] = "copy-timings-renamed"

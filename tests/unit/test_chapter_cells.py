@@ -28,7 +28,7 @@ def source(chapter, name=None, marker=None):
 
 def run_cells(chapter, *names):
     """Run the chapter's import cell, then the cells named ``names``, in one namespace."""
-    namespace = {}
+    namespace = {"torch": torch}
     exec(source(chapter, marker="from d2lgpu import"), namespace)
     for name in names:
         exec(source(chapter, name=name), namespace)
@@ -65,6 +65,16 @@ def test_missing_device_cells_without_accelerator(monkeypatch, hardware, capsys)
     # build without a GPU a RuntimeError; the cells print the error either way.
     hardware(cuda=0)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    zeros = torch.zeros
+
+    def zeros_without_cuda(*args, device=None, **kwargs):
+        # As a CUDA build on a machine without a GPU answers (on a machine with
+        # one, the real call would succeed and the cell print "no error").
+        if device is not None and torch.device(device).type == "cuda":
+            raise RuntimeError("No CUDA GPUs are available")
+        return zeros(*args, device=device, **kwargs)
+
+    monkeypatch.setattr(torch, "zeros", zeros_without_cuda)
     namespace = run_cells("devices", "missing-device-error")
     assert namespace["missing"] == torch.device("cuda:0")
     out = capsys.readouterr().out
