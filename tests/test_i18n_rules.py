@@ -57,7 +57,7 @@ print("张\\n量")  # 装置
 (demo)=
 # デモ
 
-テンソルは GPU 上にあります。「{doc}`other`」の章を参照してください（{doc}`other`）。**何も要りません**。すぐに始められます。
+テンソルは GPU 上にあります。「{doc}`other`」の章を参照してください（{doc}`other`）。**何も要りません**。1 秒程度で、37.5 倍速く、`37.5x` と表示されます。
 
 PyTorch の[キャッシングアロケーター](https://pytorch.org)は{ref}`other-ex` で使います。
 """,
@@ -87,13 +87,14 @@ terms:
 
 @pytest.fixture
 def edition(tmp_path):
-    """i18n/<code>/chapters/{demo,other}.md of each edition, and a zh-CN glossary."""
+    """i18n/<code>/chapters/{demo,other}.md of each edition, a zh-CN glossary and ja's."""
     root = tmp_path / "i18n"
     for code, text in DEMO.items():
         (root / code / "chapters").mkdir(parents=True)
         (root / code / "chapters" / "demo.md").write_text(text)
         (root / code / "chapters" / "other.md").write_text(OTHER[code])
     (root / "zh-CN" / "glossary.yml").write_text(GLOSSARY)
+    shutil.copy(i18n.glossary_file("ja"), root / "ja" / "glossary.yml")  # the edition's own
     return root
 
 
@@ -125,7 +126,7 @@ PLANTED = [  # edition, text, planted text, what check says, the line it names
     ("ja", "の[キャッシングアロケーター](https://pytorch.org)は",
      "の [キャッシングアロケーター](https://pytorch.org) は", 'a space between "の" and "キ"',
      "キャッシング"),
-    ("ja", "**何も要りません**。す", "**何も要りません。** す", 'bold ends with "。" and a space',
+    ("ja", "**何も要りません**。1", "**何も要りません。** 1", 'bold ends with "。" and a space',
      "要りません"),
     ("pt-BR", "capítulo {doc}", "capítulo **{doc}", '"**" stays literal: the bold does not parse',
      "veja"),
@@ -143,6 +144,11 @@ PLANTED = [  # edition, text, planted text, what check says, the line it names
      '{doc}`other` shows the chapter title "Outro capítulo", which reads', "veja"),
     ("pt-BR", "o capítulo {doc}`other`", "a seção {doc}`other`",
      '{doc}`other` shows the chapter title', "veja"),
+    # ja: seconds and ratios in prose are 秒 and 倍 (a printed output quoted as code keeps x)
+    ("ja", "1 秒程度", "1 s 程度", '"1 s" is avoided in this edition (i18n/ja/glossary.yml: '
+     'use "秒" for "s (seconds, after a number)")', "程度"),
+    ("ja", "37.5 倍", "37.5x", '"37.5x" is avoided in this edition (i18n/ja/glossary.yml: '
+     'use "倍" for "x (a ratio, after a number)")', "程度"),
 ]
 
 
@@ -307,6 +313,17 @@ def test_a_glossary_finds_avoided_forms_but_not_inside_allowed_strings_or_its_te
     terms = glossary.load(path)
     hits = glossary.avoided(terms, "例えば、例外、例示、例。")
     assert [(offset, form) for offset, form, _ in hits] == [(10, "例")]
+
+
+def test_a_glossary_form_with_a_number_finds_that_symbol_after_any_number_only(tmp_path):
+    path = tmp_path / "glossary.yml"
+    path.write_text('terms:\n  - en: s\n    term: 秒\n    avoid: ["{number} s", "{number}x"]\n')
+    text = ("1 s 程度、0.07 から 0.19 s、（37.5x）で 30 s。5 ms、2 streams、H100s、11.0 GiB/s、"
+            "0x1f、2x2、1.32x速い")
+    hits = glossary.avoided(glossary.load(path), text)
+    assert [form for _, form, _ in hits] == ["1 s", "0.19 s", "37.5x", "30 s", "1.32x"]
+    assert [text[offset:offset + len(form)] for offset, form, _ in hits] == \
+        [form for _, form, _ in hits]
 
 
 # --- CJK emphasis in the CSS and the pages ---
