@@ -33,7 +33,7 @@ DEMO = {
 (demo)=
 # 演示
 
-张量位于 GPU 上，见{doc}`other`。**你什么都不需要**。每一章都能运行。
+张量位于 GPU 上，见“{doc}`other`”一章。**你什么都不需要**。每一章都能运行（{ref}`demo-more`）。
 
 - 列表项说明 `cuda:0` 是第一块 GPU，参见 [PyTorch 文档](https://pytorch.org)。
 
@@ -49,22 +49,25 @@ print("张\\n量")  # 装置
 (demo-more)=
 ## 更多
 
-详见{ref}`demo-more`和{ref}`other-ex` 的解答，是 **`x`**。
+详见“{ref}`demo-more`”一节和{ref}`other-ex` 的解答，是 **`x`**。
+
+- {doc}`other`：另一章。
 """,
     "ja": """\
 (demo)=
 # デモ
 
-テンソルは GPU 上にあります。{doc}`other`を参照してください。**何も要りません**。すぐに始められます。
+テンソルは GPU 上にあります。「{doc}`other`」の章を参照してください（{doc}`other`）。**何も要りません**。1 秒程度で、37.5 倍速く、`37.5x` と表示されます。
 
-PyTorch の[キャッシングアロケータ](https://pytorch.org)は{ref}`other-ex` で使います。
+PyTorch の[キャッシングアロケーター](https://pytorch.org)は{ref}`other-ex` で使います。
 """,
     "pt-BR": """\
 (demo)=
 # Demonstração
 
 Um parágrafo pode ocupar várias linhas em português: **nada
-mais** é preciso, veja {doc}`other`.
+mais** é preciso, veja o capítulo {doc}`other` ({doc}`other`).
+Pré-requisito: {doc}`other`.
 """,
 }
 OTHER = {
@@ -84,13 +87,14 @@ terms:
 
 @pytest.fixture
 def edition(tmp_path):
-    """i18n/<code>/chapters/{demo,other}.md of each edition, and a zh-CN glossary."""
+    """i18n/<code>/chapters/{demo,other}.md of each edition, a zh-CN glossary and ja's."""
     root = tmp_path / "i18n"
     for code, text in DEMO.items():
         (root / code / "chapters").mkdir(parents=True)
         (root / code / "chapters" / "demo.md").write_text(text)
         (root / code / "chapters" / "other.md").write_text(OTHER[code])
     (root / "zh-CN" / "glossary.yml").write_text(GLOSSARY)
+    shutil.copy(i18n.glossary_file("ja"), root / "ja" / "glossary.yml")  # the edition's own
     return root
 
 
@@ -110,8 +114,8 @@ PLANTED = [  # edition, text, planted text, what check says, the line it names
     ("zh-CN", "**你什么都不需要**。每", "**你什么都不需要。** 每", 'bold ends with "。" and a space',
      "需要"),
     ("zh-CN", "是 **`x`**。", "是**`x`**。", "stays literal: the bold does not parse", "是**"),
-    ("zh-CN", "见{doc}`other`", "见 {doc}`other`",
-     'a space between "见" and "其" at {doc}`other` (shown "其他章节")', "见 {doc}"),
+    ("zh-CN", "“{doc}`other`", "“ {doc}`other`",
+     'a space between "“" and "其" at {doc}`other` (shown "其他章节")', "见“ {doc}"),
     ("zh-CN", "参见 [PyTorch", "参见[PyTorch", 'no space between "见" and "P"', "参见["),
     ("zh-CN", "`other-ex` 的", "`other-ex`的", 'no space between "N" and "的" at {ref}`other-ex` '
      '(shown "练习 N")', "`other-ex`的"),
@@ -119,12 +123,32 @@ PLANTED = [  # edition, text, planted text, what check says, the line it names
      "和 {ref}"),
     ("zh-CN", "GPU 上，", "GPU 装置上，", '"装置" is avoided in this edition '
      '(i18n/zh-CN/glossary.yml: use "设备" for "device")', "装置上"),
-    ("ja", "の[キャッシングアロケータ](https://pytorch.org)は",
-     "の [キャッシングアロケータ](https://pytorch.org) は", 'a space between "の" and "キ"',
+    ("ja", "の[キャッシングアロケーター](https://pytorch.org)は",
+     "の [キャッシングアロケーター](https://pytorch.org) は", 'a space between "の" and "キ"',
      "キャッシング"),
-    ("ja", "**何も要りません**。す", "**何も要りません。** す", 'bold ends with "。" and a space',
+    ("ja", "**何も要りません**。1", "**何も要りません。** 1", 'bold ends with "。" and a space',
      "要りません"),
-    ("pt-BR", "veja {doc}", "veja **{doc}", '"**" stays literal: the bold does not parse', "veja"),
+    ("pt-BR", "capítulo {doc}", "capítulo **{doc}", '"**" stays literal: the bold does not parse',
+     "veja"),
+    # cross-references that read as sentences: the title as the edition marks one
+    ("zh-CN", "见“{doc}`other`”一章", "见{doc}`other`",
+     '{doc}`other` shows the chapter title "其他章节", which reads as words', "见{doc}"),
+    ("zh-CN", "“{ref}`demo-more`”一节", "“{ref}`demo-more`”一章",
+     '{ref}`demo-more` shows the section title "更多"', "详见"),
+    ("zh-CN", "（{ref}`demo-more`）", "（{ref}`demo-more`这一节）",
+     '{ref}`demo-more` shows the section title "更多"', "每一章"),
+    ("ja", "「{doc}`other`」の章を", "{doc}`other`を",
+     '{doc}`other` shows the chapter title "その他の章", which reads', "参照して"),
+    ("ja", "」の章を", "」の節を", '{doc}`other` shows the chapter title', "参照して"),
+    ("pt-BR", "o capítulo {doc}`other`", "{doc}`other`",
+     '{doc}`other` shows the chapter title "Outro capítulo", which reads', "veja"),
+    ("pt-BR", "o capítulo {doc}`other`", "a seção {doc}`other`",
+     '{doc}`other` shows the chapter title', "veja"),
+    # ja: seconds and ratios in prose are 秒 and 倍 (a printed output quoted as code keeps x)
+    ("ja", "1 秒程度", "1 s 程度", '"1 s" is avoided in this edition (i18n/ja/glossary.yml: '
+     'use "秒" for "s (seconds, after a number)")', "程度"),
+    ("ja", "37.5 倍", "37.5x", '"37.5x" is avoided in this edition (i18n/ja/glossary.yml: '
+     'use "倍" for "x (a ratio, after a number)")', "程度"),
 ]
 
 
@@ -256,7 +280,7 @@ def test_reflow_refuses_an_edition_that_wraps_freely_and_a_translation_behind_en
 def test_check_names_a_bad_glossary_by_its_file_and_entry_and_still_checks_the_rest(edition):
     (edition / "zh-CN" / "glossary.yml").write_text(GLOSSARY + "    avoids: [x]\n")
     path = edition / "zh-CN" / "chapters" / "demo.md"
-    path.write_text(path.read_text().replace("见{doc}", "见 {doc}"))
+    path.write_text(path.read_text().replace("参见 [PyTorch", "参见[PyTorch"))
     problems = i18n.rule_problems("zh-CN", "demo", edition)
     assert problems[0] == ("i18n/zh-CN/glossary.yml: entry 1 (device): unknown key(s) avoids "
                            "(an entry has allow, avoid, en, note, term)")
@@ -289,6 +313,17 @@ def test_a_glossary_finds_avoided_forms_but_not_inside_allowed_strings_or_its_te
     terms = glossary.load(path)
     hits = glossary.avoided(terms, "例えば、例外、例示、例。")
     assert [(offset, form) for offset, form, _ in hits] == [(10, "例")]
+
+
+def test_a_glossary_form_with_a_number_finds_that_symbol_after_any_number_only(tmp_path):
+    path = tmp_path / "glossary.yml"
+    path.write_text('terms:\n  - en: s\n    term: 秒\n    avoid: ["{number} s", "{number}x"]\n')
+    text = ("1 s 程度、0.07 から 0.19 s、（37.5x）で 30 s。5 ms、2 streams、H100s、11.0 GiB/s、"
+            "0x1f、2x2、1.32x速い")
+    hits = glossary.avoided(glossary.load(path), text)
+    assert [form for _, form, _ in hits] == ["1 s", "0.19 s", "37.5x", "30 s", "1.32x"]
+    assert [text[offset:offset + len(form)] for offset, form, _ in hits] == \
+        [form for _, form, _ in hits]
 
 
 # --- CJK emphasis in the CSS and the pages ---

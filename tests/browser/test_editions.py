@@ -1,7 +1,8 @@
 """The translated editions on the built website (booktools.i18n, booktools.ext.languages).
 
 Each page of each edition, read from the built HTML: its language, its links
-to the other editions, its launch buttons and its recorded GPU tabs; then
+to the other editions, its launch buttons and its recorded GPU tabs, its
+exercise headings; then
 opened in Chromium at 390 px (a phone): no console error, nothing wider than
 the screen, the switcher shown, emphasis as the language's tradition has it.
 The English pages' own browser checks are in test_site_browser.py; the links
@@ -61,6 +62,19 @@ def test_edition_page_has_the_recorded_tabs_of_english(built_site, lang, page):
     english, translated = _html(built_site, "en", page), _html(built_site, lang.code, page)
     assert tabs(translated) == tabs(english)
     assert lang.ui["build_tab"] in translated or tabs(english)[0] == 0
+
+
+@pytest.mark.parametrize("lang", [lang for lang in EDITIONS if lang.cjk], ids=lambda l: l.code)
+def test_cjk_exercise_headings_have_full_width_parentheses_and_no_space(built_site, lang):
+    """练习 1（批量该多大？）, not sphinx-exercise's 练习 1 (批量该多大？)."""
+    headings = [html.unescape(re.sub(r"<[^>]+>", "", heading)).strip()
+                for page in CHAPTERS for heading in re.findall(
+                    r'<div class="exercise[^"]*" id="[^"]+">\s*<p class="admonition-title">'
+                    r'(.*?)</p>', _html(built_site, lang.code, page), re.S)]
+    word = i18n.exercise_word(lang.code)
+    assert len(headings) >= 10, headings  # the book's exercises, every chapter's
+    wrong = [h for h in headings if not re.fullmatch(rf"{word} \d+(?:（[^（(].*）)?", h)]
+    assert not wrong, wrong
 
 
 @pytest.mark.parametrize("code", [lang.code for lang in EDITIONS])

@@ -13,9 +13,17 @@
 form inside an ``allow`` string, or inside the term itself, is fine where
 that longer string stands (avoid 例, allow 例えば). A missing file is a
 glossary of no terms; a bad entry is a ValueError naming the file and entry.
+
+An avoided form with ``{number}`` in it stands for any number there, followed
+by the rest as a whole symbol: ``"{number} s"`` finds "1 s" and "0.19 s"
+(seconds), not "5 ms" nor "2 streams"; ``"{number}x"`` finds "37.5x", not
+"0x1f". Like every avoided form, it is looked for in prose with code and math
+blanked, so that a printed output quoted as code (`37.5x`) keeps its symbol.
 """
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +32,7 @@ import yaml
 __all__ = ["Term", "load", "avoided"]
 
 KEYS = {"en", "term", "avoid", "allow", "note"}
+NUMBER = "{number}"  # in an avoided form: any number (see the module's docstring)
 
 
 @dataclass(frozen=True)
@@ -95,9 +104,22 @@ def load(path: Path, name: str | None = None) -> list[Term]:
     return terms
 
 
+def _after_a_number(form: str) -> re.Pattern:
+    """What an avoided form with {number} finds: a whole number there, the rest a whole symbol."""
+    before, after = form.split(NUMBER, 1)
+    latin = "0-9A-Za-z"  # a CJK character may touch the number or the symbol
+    return re.compile(re.escape(before) + rf"(?<![{latin}.,])\d+(?:[.,]\d+)*" + re.escape(after)
+                      + (rf"(?![{latin}/])" if re.search(f"[{latin}]$", after) else ""))
+
+
 def avoided(terms: list[Term], text: str) -> list[tuple[int, str, Term]]:
-    """(offset, form, term) of each avoided form in ``text`` outside its allowed strings."""
-    found = []
+    """(offset, form, term) of each avoided form in ``text`` outside its allowed strings
+    (for a form with {number}: what it found, "1 s")."""
+    found = [(match.start(), match.group(0), term) for term in terms
+             for form in term.avoid if NUMBER in form
+             for match in _after_a_number(form).finditer(text)]
+    terms = [dataclasses.replace(term, avoid=tuple(f for f in term.avoid if NUMBER not in f))
+             for term in terms]
     for term in terms:
         fine = set()
         for longer in (*term.allow, term.term):

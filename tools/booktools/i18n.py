@@ -56,7 +56,8 @@ from booktools.runs import code_cells
 __all__ = ["Language", "languages", "language", "for_sphinx", "translations",
            "english_chapters", "source", "notebook", "prose_hash", "recorded_hash",
            "lags", "stamp", "structure_problems", "glossary_file", "exercise_word",
-           "rule_problems", "check", "build_notebook", "carry_code", "sync", "reflow",
+           "rule_problems", "reference_faults", "check", "build_notebook", "carry_code",
+           "sync", "reflow",
            "site_path", "alternates", "edition_pages", "stage", "STAGES", "report", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -307,6 +308,15 @@ def _edition_titles(code: str, i18n: Path) -> typography.Titles:
                    tuple((p.name, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.md"))))
 
 
+def reference_faults(code: str, text: str, i18n: Path = I18N) -> list[tuple[int, str]]:
+    """(line, message) of each cross-reference in ``text`` that shows a chapter's or
+    section's title inside a sentence without its edition's rule around it
+    (booktools.typography.REFERENCE_RULES: zh-CN “…”一节, ja 「…」の節, pt-BR a seção …),
+    the title resolved as that edition shows it."""
+    rule = typography.REFERENCE_RULES.get(code)
+    return typography.reference_faults(text, _edition_titles(code, i18n), rule) if rule else []
+
+
 def rule_problems(code: str, chapter: str, i18n: Path = I18N,
                   chapters: Path = CHAPTERS) -> list[str]:
     """Where a translation breaks its edition's typography or glossary, as file:line: what to do.
@@ -331,6 +341,7 @@ def rule_problems(code: str, chapter: str, i18n: Path = I18N,
     if lang.cjk:
         found += typography.line_breaks(text)
         found += typography.link_faults(text, _edition_titles(code, i18n))
+    found += reference_faults(code, text, i18n)
     glossary_name = _shown(glossary_file(code, i18n), i18n)
     try:
         terms, bad_glossary = glossary.load(glossary_file(code, i18n), glossary_name), []

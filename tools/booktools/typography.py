@@ -20,6 +20,11 @@ the same rule, between the neighbouring character and the first or last
 character the reader sees of it: its text, or for a role without a title the
 title of its target in that edition (``Titles``).
 
+Cross-references: ``reference_faults`` holds each ``{doc}`` and ``{ref}`` that
+shows a chapter's or section's title inside a sentence to the edition's
+``ReferenceRule`` (zh-CN “…”一节, ja 「…」の節, pt-BR a seção …), the title
+resolved as that edition shows it (``Titles``).
+
 Each function returns ``(line, message)`` pairs; ``booktools.i18n check``
 reports them as ``file:line: message``.
 """
@@ -27,14 +32,15 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from booktools.gpu_figures import prose_paragraphs
 
 __all__ = ["CJK_LETTER", "FULLWIDTH_PUNCTUATION", "has_cjk", "wants_space", "Titles",
-           "line_breaks", "reflow", "bold_faults", "link_faults"]
+           "line_breaks", "reflow", "bold_faults", "link_faults", "ReferenceRule",
+           "REFERENCE_RULES", "reference_faults"]
 
 # Han, kana, 々〆〇, full-width letters and digits, half-width katakana.
 CJK_LETTER = re.compile("[\u3005-\u3007\u3040-\u309f\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff"
@@ -83,12 +89,13 @@ class Titles:
     """What a ``{doc}`` or ``{ref}`` without a title of its own shows in one edition."""
     docs: dict    # chapter -> its H1
     labels: dict  # label -> the heading under it, or "<exercise> N" for an exercise's
+    kinds: dict = field(default_factory=dict)  # label -> "chapter", "section" or "exercise"
 
     @classmethod
     def of(cls, folder: Path, exercise: str = "Exercise") -> "Titles":
         """The titles of the chapters (*.md) in ``folder``; a reference to an exercise
         shows ``exercise`` and its number (sphinx-exercise's numfig format)."""
-        docs, labels = {}, {}
+        docs, labels, kinds = {}, {}, {}
         for path in sorted(Path(folder).glob("*.md")):
             text = path.read_text(encoding="utf-8")
             headings = {p.starts[0][1]: _HEADING.match(p.text).group(1)
@@ -97,8 +104,10 @@ class Titles:
                   if text.splitlines()[number - 1].startswith("# ")]
             if h1:
                 docs[path.stem] = h1[0]
-            labels.update(_labels(text.splitlines(), headings, exercise))
-        return cls(docs, labels)
+            found = _labels(text.splitlines(), headings, exercise)
+            labels.update({label: title for label, (title, _) in found.items()})
+            kinds.update({label: kind for label, (_, kind) in found.items()})
+        return cls(docs, labels, kinds)
 
     def shown(self, role: str, content: str) -> str | None:
         """The text ``{role}`content``` shows (None: not known)."""
@@ -110,8 +119,19 @@ class Titles:
             return self.docs.get(posixpath.basename(target.removesuffix(".md")))
         return self.labels.get(target)
 
+    def target(self, role: str, content: str) -> tuple[str | None, str | None]:
+        """(title, kind) of what ``{role}`content``` points to, whatever text it shows:
+        a chapter, a section or an exercise (None, None: not known)."""
+        explicit = EXPLICIT_TITLE.match(content)
+        target = explicit.group(2) if explicit else content
+        if role == "doc":
+            title = self.docs.get(posixpath.basename(target.removesuffix(".md")))
+            return title, "chapter" if title is not None else None
+        return self.labels.get(target), self.kinds.get(target)
+
 
 def _labels(lines: list[str], headings: dict, exercise: str) -> dict:
+    """label -> (what a reference to it shows, "chapter", "section" or "exercise")."""
     found = {}
     for i, line in enumerate(lines):
         label = _LABEL.match(line)
@@ -120,14 +140,16 @@ def _labels(lines: list[str], headings: dict, exercise: str) -> dict:
             while j < len(lines) and (not lines[j].strip() or _LABEL.match(lines[j])):
                 j += 1
             if j + 1 in headings:
-                found[label.group(1)] = headings[j + 1]
+                kind = "chapter" if lines[j].startswith("# ") else "section"
+                found[label.group(1)] = headings[j + 1], kind
         option = _OPTION_LABEL.match(line)
         if option:
             j = i - 1
             while j >= 0 and lines[j].startswith(":"):
                 j -= 1
             if j >= 0 and _EXERCISE.match(lines[j]):
-                found[option.group(1)] = f"{exercise} N"  # N: its number, Latin either way
+                # N: its number, Latin either way
+                found[option.group(1)] = f"{exercise} N", "exercise"
     return found
 
 
@@ -402,3 +424,102 @@ def link_faults(text: str, titles: Titles) -> list[tuple[int, str]]:
                                   f"no space between \"{a}\" and \"{b}\" at {where}: write "
                                   "one (a space between CJK and Latin text)"))
     return found
+
+
+# --- cross-references that read as sentences ---
+
+@dataclass(frozen=True)
+class ReferenceRule:
+    """How an edition names, inside a sentence, a chapter or section that it refers to.
+
+    A ``{doc}`` or ``{ref}`` shows its target's title, which the translator
+    does not see while writing: "详见{ref}`hardware-note`。" shows "详见你的硬件。",
+    which reads as "see your hardware". Each edition marks the title as one:
+    between ``opening`` and ``closing``, followed by one of ``after[kind]``,
+    or after one of the words ``before[kind]`` (a kind is "chapter" or "section").
+    """
+    opening: str = ""
+    closing: str = ""
+    after: dict = field(default_factory=dict)
+    before: dict = field(default_factory=dict)
+    quotes_optional: bool = False  # pt-BR: “…” may stand around the title, or not
+    how: str = ""                  # what to write, for the message
+
+
+REFERENCE_RULES = {
+    "zh-CN": ReferenceRule(
+        "“", "”", after={"section": ("一节",), "chapter": ("一章",)},
+        how="“{ref}`…`”一节 for a section, “{doc}`…`”一章 for a chapter"),
+    "ja": ReferenceRule(
+        "「", "」", after={"section": ("の節", "を参照"), "chapter": ("の章", "を参照")},
+        how="「{ref}`…`」の節 for a section, 「{doc}`…`」の章 for a chapter, or 「…」を参照"),
+    "pt-BR": ReferenceRule(
+        "“", "”", before={"section": ("seção", "seções"), "chapter": ("capítulo", "capítulos")},
+        quotes_optional=True,
+        how="name it: a seção {ref}`…`, o capítulo {doc}`…` (na seção, do capítulo, …)"),
+}
+_POINTER_BEFORE = ("(", "（", ",", "，", "、", ";", "；")
+_LIST_HEAD = re.compile(r"(?:[-*+]|\d+[.)])?")
+
+
+def _a_title_in_a_sentence(before: str, after: str) -> bool:
+    """Whether a reference between these texts reads as part of a sentence. Not so: a
+    pointer alone in parentheses ("（{ref}`…`）", "(…, {ref}`…`)"), a list item's
+    head ("- {doc}`…`：…"), or what a colon introduces at the end ("预备知识：{doc}`…`。")."""
+    before, after = before.rstrip(), after.lstrip()
+    if after.startswith((")", "）")) and before.endswith(_POINTER_BEFORE):
+        return False
+    if _LIST_HEAD.fullmatch(before) and after.startswith((":", "：", "—")):
+        return False
+    if before.endswith((":", "：")) and after[:1] in ("", ".", "。"):
+        return False
+    return True
+
+
+def reference_faults(text: str, titles: Titles, rule: ReferenceRule) -> list[tuple[int, str]]:
+    """(line, message) of each ``{doc}`` or ``{ref}`` that shows a chapter's or section's
+    title inside a sentence without the edition's ``rule`` around it.
+
+    A reference to an exercise shows "练习 N", a noun that reads as one; a
+    reference of the translator's own words (``{ref}`这个队列 <tensors-queue>```,
+    not the title or its beginning) reads as they wrote it.
+    """
+    found = []
+    for paragraph in prose_paragraphs(text):
+        source = paragraph.text
+        for token in _tokens(source):
+            if token.type != "myst_role" or token.meta.get("name") not in ("doc", "ref"):
+                continue
+            role, (start, end) = token.meta["name"], token.meta["span"]
+            title, kind = titles.target(role, token.content)
+            shown = titles.shown(role, token.content)
+            if kind not in ("chapter", "section") or not title or not shown \
+                    or not title.startswith(shown):
+                continue
+            before, after = source[:start], source[end:]
+            if not _a_title_in_a_sentence(before, after) or _follows(rule, kind, before, after):
+                continue
+            written = source[start:end]
+            found.append((paragraph.line_at(start),
+                          f"{written} shows the {kind} title \"{_short(shown)}\", which reads "
+                          f"as words of the sentence: write {rule.how} (a pointer alone in "
+                          "parentheses may stay bare)"))
+    return found
+
+
+def _follows(rule: ReferenceRule, kind: str, before: str, after: str) -> bool:
+    """Whether the text around a reference to a ``kind`` follows ``rule``."""
+    quoted = bool(rule.opening) and before.endswith(rule.opening) \
+        and after.startswith(rule.closing)
+    if quoted:
+        before, after = before[:-len(rule.opening)], after[len(rule.closing):]
+    elif rule.opening and not rule.quotes_optional:
+        return False
+    if rule.after and not after.startswith(rule.after.get(kind, ())):
+        return False
+    if rule.before:
+        words = re.findall(r"\w+", before[-20:])
+        if not words or words[-1].lower() not in rule.before.get(kind, ()) \
+                or not before.endswith((" ", "\u00a0")):
+            return False
+    return True

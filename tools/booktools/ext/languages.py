@@ -15,11 +15,15 @@ language's. This extension adds, on every chapter page:
   "Solution to", not the bare "Solution" of ``solution_follow_exercise``);
 - on a translated page, the class ``latin`` on each emphasis without a
   Chinese or Japanese character (an English title, a menu path), which
-  _static/book.css keeps italic where CJK emphasis is upright with dots.
+  _static/book.css keeps italic where CJK emphasis is upright with dots;
+- in Chinese and Japanese, an exercise's heading with full-width parentheses
+  and no space: 练习 1（批量该多大？）, where sphinx-exercise writes
+  ``Exercise 1 (title)`` in every language and Sphinx's number ends in a space.
 """
 from __future__ import annotations
 
 import html
+import re
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -82,8 +86,39 @@ def mark_latin_emphasis(app: Sphinx, doctree, docname: str) -> None:
             node["classes"].append(LATIN_EMPHASIS)
 
 
+def _exercise_titles(doctree):
+    for node in doctree.findall(lambda n: type(n).__name__ in ("exercise_node",
+                                                              "exercise_enumerable_node")):
+        if node.children and isinstance(node.children[0], nodes.title):
+            yield node.children[0]
+
+
+def full_width_exercise_parentheses(app: Sphinx, doctree, docname: str) -> None:
+    """练习 1 (title) -> 练习 1（title）: the texts sphinx-exercise puts around a title."""
+    if not i18n.for_sphinx(app.config.language).cjk:
+        return
+    for title in _exercise_titles(doctree):
+        texts = [child for child in title.children if isinstance(child, nodes.Text)]
+        if len(texts) >= 2 and texts[0] == " (" and texts[-1] == ")":
+            title.replace(texts[0], nodes.Text("（"))
+            title.replace(texts[-1], nodes.Text("）"))
+
+
+# Sphinx writes a number as "<span class="caption-number">练习 1 </span>": its space
+# then stood before the "（" of full_width_exercise_parentheses.
+NUMBER_BEFORE_PARENTHESIS = re.compile(r'(<span class="caption-number">[^<]*?) </span>（')
+
+
+def no_space_before_full_width_parenthesis(app: Sphinx, pagename: str, templatename: str,
+                                           context: dict, doctree) -> None:
+    if "body" in context and i18n.for_sphinx(app.config.language).cjk:
+        context["body"] = NUMBER_BEFORE_PARENTHESIS.sub(r"\1</span>（", context["body"])
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", add_editions)
+    app.connect("html-page-context", no_space_before_full_width_parenthesis)
+    app.connect("doctree-resolved", full_width_exercise_parentheses)
     app.connect("doctree-resolved", translate_solution_titles)
     app.connect("doctree-resolved", mark_latin_emphasis)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}
