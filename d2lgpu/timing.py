@@ -195,6 +195,7 @@ def format_time(seconds: float) -> str:
 # measurements are not to be trusted to one decimal.
 NOISE_THRESHOLD = 0.1
 
+
 @dataclass(frozen=True)
 class Measurement:
     """Seconds per call, one value per block, with median, IQR and mean (chapter "Tensors and GPUs")."""
@@ -255,14 +256,14 @@ class Measurement:
 
 
 def compare(*measurements: Measurement) -> None:
-    """Print each measurement's median ± IQR/2 and how many times faster than the first it is, and warn when one is noisy (chapter "Tensors and GPUs").
+    """Print each measurement's median ± IQR/2 and its time as a multiple of the first's, and warn when one is noisy (chapter "Tensors and GPUs").
 
     One line per measurement, ``label: median ± IQR/2 (ratio x)``, where the
-    ratio is the first one's median over this one's (2.0x: twice as fast as
-    the first; the first is 1.0x). A measurement without a label is called
-    by its place, "measurement 2". If any measurement is noisy (its IQR more
-    than ``NOISE_THRESHOLD`` of its median), one more line names the
-    noisiest.
+    ratio is this one's median over the first one's (2.0x: takes twice as
+    long as the first; the first is 1.0x). A measurement without a label is
+    called by its place, "measurement 2". If any measurement is noisy (its
+    IQR more than ``NOISE_THRESHOLD`` of its median), one more line, starting
+    ``noisy:``, names the noisiest.
     """
     if not measurements:
         raise TypeError("compare(*measurements): give at least one Measurement")
@@ -274,13 +275,13 @@ def compare(*measurements: Measurement) -> None:
     names = [m.label or f"measurement {k}" for k, m in enumerate(measurements, 1)]
     first = measurements[0].median
     for name, m in zip(names, measurements):
-        ratio = first / m.median if m.median > 0 else math.inf
+        ratio = m.median / first if first > 0 else math.inf
         print(f"{name}: {format_time(m.median)} \u00b1 {format_time(m.iqr / 2)} "
               f"({ratio:.1f}x)")
     noisy = [(m.spread, name) for name, m in zip(names, measurements) if m.noisy]
     if noisy:
         spread, name = max(noisy, key=lambda pair: pair[0])
-        print(f"noisy: {name}'s spread is {100 * spread:.0f}% of its median; "
+        print(f"noisy: the spread of \"{name}\" is {100 * spread:.0f}% of its median; "
               "rerun on an idle machine before trusting the ratios")
 
 

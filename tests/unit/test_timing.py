@@ -93,8 +93,8 @@ def test_compare_prints_median_spread_and_ratio_to_the_first(capsys):
                    measurement(4e-3, 0.2e-3))
     assert capsys.readouterr().out.splitlines() == [
         "cpu: 2.00 ms \u00b1 50.0 \u00b5s (1.0x)",
-        "gpu: 500 \u00b5s \u00b1 10.0 \u00b5s (4.0x)",
-        "measurement 3: 4.00 ms \u00b1 100 \u00b5s (0.5x)",
+        "gpu: 500 \u00b5s \u00b1 10.0 \u00b5s (0.2x)",
+        "measurement 3: 4.00 ms \u00b1 100 \u00b5s (2.0x)",
     ]
 
 
@@ -104,7 +104,7 @@ def test_compare_names_the_noisiest_measurement(capsys):
                    measurement(1e-3, 0.3e-3, "busier"))
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 4
-    assert lines[-1] == ("noisy: busier's spread is 30% of its median; rerun on "
+    assert lines[-1] == ('noisy: the spread of "busier" is 30% of its median; rerun on '
                          "an idle machine before trusting the ratios")
 
 
