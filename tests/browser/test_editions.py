@@ -2,9 +2,10 @@
 
 Each page of each edition, read from the built HTML: its language, its links
 to the other editions, its launch buttons and its recorded GPU tabs, its
-exercise headings; then
-opened in Chromium at 390 px (a phone): no console error, nothing wider than
-the screen, the switcher shown, emphasis as the language's tradition has it.
+exercise headings; then opened in Chromium at 390 px (a phone): no console
+error, nothing wider than the screen, the switcher shown, emphasis as the
+language's tradition has it, and no English left in its interface (the same
+chapter's English page, loaded once in the same tab, says what English is).
 The English pages' own browser checks are in test_site_browser.py; the links
 of every edition are crawled by test_links.py.
 """
@@ -96,8 +97,10 @@ class PhoneVisit:
         self.data = tab.evaluate(SWITCHER)
         self.emphasis = tab.evaluate(EMPHASIS)
         self.slanted = tab.evaluate(SLANTED)
-        screenshot.parent.mkdir(parents=True, exist_ok=True)
-        tab.screenshot(path=str(screenshot), quality=85)
+        self.interface = tab.evaluate(INTERFACE)
+        if screenshot is not None:
+            screenshot.parent.mkdir(parents=True, exist_ok=True)
+            tab.screenshot(path=str(screenshot), quality=85)
         self.console, self.failed = log.console, log.failed + log.bad_status
         self.external = log.external
 
@@ -117,7 +120,8 @@ def phone_visits(site_url):
                 # A folder of their own: test_site_browser clears its own shots
                 # at its start, which may come after these in another worker.
                 shot = (SCREENSHOTS / "editions"
-                        / f"{code}__{page.replace('/', '__')}__{PHONE}px.jpg")
+                        / f"{code}__{page.replace('/', '__')}__{PHONE}px.jpg"
+                        if code != "en" else None)  # English: test_site_browser's
                 loaded[code, page] = PhoneVisit(
                     tab, log, f"{site_url}/{i18n.site_path(code, page)}", shot)
             return loaded[code, page]
@@ -147,6 +151,106 @@ EMPHASIS = """() => [...document.querySelectorAll('article em, article strong')]
           slant: style.fontStyle, marks: style.textEmphasisStyle,
           position: style.textEmphasisPosition};
 })"""
+# What a reader sees or hears of the interface: every text outside the chapter's
+# own text (header, sidebars, footer, buttons, the screen readers' hidden text),
+# the book's words inside it (tabs, solution titles, the switcher), and the
+# labels and tooltips of every element; not code, math, nor what is marked as
+# another language (the switcher's "English"). Copy buttons come from a script
+# that waits for another: they are waited for, briefly.
+INTERFACE = r"""async () => {
+  const code = document.querySelector('article div.highlight pre');
+  for (let i = 0; code && !document.querySelector('.copybtn') && i < 40; i++)
+    await new Promise(done => setTimeout(done, 50));
+  const lang = document.documentElement.lang;
+  const ATTRIBUTES = ['aria-label', 'title', 'placeholder', 'alt', 'data-tooltip',
+                      'data-bs-title', 'data-bs-original-title', 'data-toggle-hint'];
+  const SKIP = 'script, style, noscript, template, code, pre, kbd, samp, mjx-container, svg, .math';
+  const BOOK_WORDS = '.headerlink, .sd-tab-label, .recorded-run-meta, .recorded-runs-none, ' +
+      '.recorded-run-stale-note, .recorded-run-files, summary, .admonition-title, .copybtn, ' +
+      '.language-switcher, .book-pdf-link, .translation-lag, .caption-number, .toggle-button';
+  const article = document.querySelector('article.bd-article');
+  const found = [{where: 'document title', text: document.title, element: 'title'}];
+  const name = el => el.tagName.toLowerCase() +
+      (typeof el.className === 'string' && el.className ? '.' + el.className.split(' ')[0] : '');
+  // One walk down the page: an element's language and whether its text is the
+  // chapter's own are its parent's unless it says otherwise.
+  const walk = (el, chapterText) => {
+    if (el.matches(SKIP) || (el.hasAttribute('lang') && el.getAttribute('lang') !== lang)) return;
+    if (el === article) chapterText = true;
+    else if (chapterText && el.matches(BOOK_WORDS)) chapterText = false;
+    for (const attribute of ATTRIBUTES) {
+      const value = el.getAttribute(attribute);
+      if (value && value.trim()) found.push({where: attribute, text: value, element: name(el)});
+    }
+    for (const child of el.childNodes) {
+      if (child.nodeType === Node.ELEMENT_NODE) walk(child, chapterText);
+      else if (child.nodeType === Node.TEXT_NODE && !chapterText && child.textContent.trim())
+        found.push({where: 'text', text: child.textContent, element: name(el)});
+    }
+  };
+  walk(document.body, false);
+  return {strings: found, chapter: article ? article.textContent : ''};
+}"""
+# Words that stay as they are in every edition: names, and the English words an
+# edition's translators chose to keep (pt-BR: "Abrir uma issue", "CPU (este build)").
+KEPT = {"PyTorch", "Colab", "GitHub", "SageMaker", "Studio", "Lab", "MyST", "Markdown",
+        "PDF", "pdf", "ipynb", "md", "CPU", "GPU", "GPUs", "NVIDIA", "CC", "BY-SA", "MIT",
+        "Link", "issue", "build"}
+
+
+def _interface_text(text: str) -> str:
+    return re.sub(r"^[\s.,:;()·—–-]+|[\s.,:;()·—–-]+$", "", " ".join(text.split()))
+
+
+def _words(text: str) -> set[str]:
+    """The English-looking words of a text: Latin letters only ("H100", "2.11.0+cu130",
+    "CITATION.cff" and "TFLOP/s" are names, versions and units)."""
+    tokens = (token.strip(".-") for token in re.findall(r"[\w.+/-]+", text))
+    return {t for t in tokens if len(t) > 1 and re.fullmatch(r"[A-Za-z]+(?:-[A-Za-z]+)*", t)}
+
+
+def english_left(page: dict, english_page: dict) -> list[str]:
+    """What INTERFACE found on a translated page that is English: a string the same
+    chapter's English page says too, or one with a word of the English page's interface
+    that the edition's own chapter text never uses ("著者 The d2lgpu authors"); names
+    and KEPT words aside. One line each: "title: 'Back to top' (a.btn)"."""
+    english = {_interface_text(item["text"]) for item in english_page["strings"]}
+    vocabulary = {w for item in english_page["strings"] for w in _words(item["text"])} - KEPT
+    own = _words(page["chapter"]) | set(re.findall(r"\w+", page["chapter"]))
+    left = set()
+    for item in page["strings"]:
+        text, words = _interface_text(item["text"]), _words(item["text"])
+        if (text in english and words - KEPT) or (words & vocabulary) - own:
+            left.add(f"{item['where']}: {text!r} ({item['element']})")
+    return sorted(left)
+
+
+def test_english_left_is_the_english_pages_words_but_names_and_the_chapters_own():
+    english_page = {"strings": [{"where": "title", "text": text, "element": "a"} for text in (
+        "Back to top", ". Code: ", "Colab", "CC BY-SA 4.0", "By The d2lgpu authors",
+        "Open issue", "NVIDIA H100 80GB · PyTorch 2.11.0+cu130", "Link to this heading")],
+        "chapter": "The text."}
+    found = ["Back to top", "Voltar ao topo", ". Code: ", "Colab", "CC BY-SA 4.0",
+             "De The d2lgpu authors", "NVIDIA H100 80GB · PyTorch 2.11.0+cu130",
+             "Abrir uma issue", "Link para este título", "Open a notebook"]
+    page = {"strings": [{"where": "text", "text": text, "element": "p"} for text in found],
+            "chapter": "Um notebook: open e close."}
+    assert english_left(page, english_page) == [
+        "text: 'Back to top' (p)", "text: 'Code' (p)", "text: 'De The d2lgpu authors' (p)",
+        "text: 'Open a notebook' (p)"]
+
+
+@pytest.mark.parametrize("lang, page", PAGES, ids=IDS)
+def test_edition_page_interface_is_in_its_language(phone_visits, lang, page):
+    """No word of the theme, the book's buttons, footer and tabs, nor any label a screen
+    reader reads, left in English: Sphinx and the themes in the edition's language, the
+    rest from i18n/languages.yml (booktools.ext.interface)."""
+    left = english_left(phone_visits(lang.code, page).interface,
+                        phone_visits("en", page).interface)
+    assert not left, "English left on the page (i18n/languages.yml: interface, ui):\n" + \
+        "\n".join(left)
+
+
 # How each tradition emphasises (Chromium's computed names): Chinese dots
 # under the characters, Japanese sesame dots over them.
 CJK_EMPHASIS = {"zh": ("dot", "under"), "ja": ("sesame", "over")}

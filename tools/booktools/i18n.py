@@ -40,7 +40,7 @@ import posixpath
 import re
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -83,6 +83,7 @@ class Language:
     name: str    # the edition's name in its own language
     title: str
     ui: dict     # the words the book's extensions put on a page
+    interface: dict = field(default_factory=dict)  # the themes' English -> this edition's
 
     @property
     def english(self) -> bool:

@@ -14,6 +14,10 @@ dropdown offers the page's source, ``chapters/X.ipynb``: the very file that
 Colab and Studio Lab open. Where that notebook has a jupytext-paired MyST
 markdown twin (``chapters/X.md``, the file people edit), this extension
 offers it beside the notebook and copies it into the site's ``_sources/``.
+
+The buttons' tooltips are in the page's language (``launch_colab``,
+``launch_studio_lab`` and ``download_md`` in i18n/languages.yml): the theme
+writes "Launch on" and the service's name, an order not every language has.
 """
 from __future__ import annotations
 
@@ -22,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from sphinx.application import Sphinx
+
+from booktools import i18n
 
 STUDIO_LAB_IMPORT = "https://studiolab.sagemaker.aws/import/github"
 
@@ -51,18 +57,25 @@ def _header_group(context: dict[str, Any], label: str) -> dict | None:
     return None
 
 
+def _words(app: Sphinx) -> dict:
+    return i18n.for_sphinx(app.config.language).ui
+
+
 def add_studio_lab_button(app: Sphinx, pagename: str, templatename: str,
                           context: dict[str, Any], doctree) -> None:
     group = _header_group(context, "launch-buttons")  # present only on notebook pages
     parts = repository_parts(app.config.html_theme_options)
     if group is None or parts is None:
         return
+    for button in group["buttons"]:
+        if button.get("text") == "Colab":
+            button["tooltip"] = _words(app)["launch_colab"]
     owner, repo, branch, book = parts
     path = f"{book}/{pagename}.ipynb" if book else f"{pagename}.ipynb"
     group["buttons"].append({
         "type": "link",
         "text": "Studio Lab",
-        "tooltip": "Launch on SageMaker Studio Lab",
+        "tooltip": _words(app)["launch_studio_lab"],
         "icon": "fas fa-flask",
         "url": studio_lab_url(owner, repo, branch, path),
         "label": "launch-studio-lab",
@@ -80,7 +93,7 @@ def offer_markdown_twin(app: Sphinx, pagename: str, templatename: str,
         "type": "link",
         "url": f"{context['pathto']('_sources', 1)}/{pagename}.md",
         "text": ".md",
-        "tooltip": "Download the MyST markdown twin",
+        "tooltip": _words(app)["download_md"],
         "icon": "fas fa-file",
         "label": "download-markdown-button",
     })

@@ -14,7 +14,8 @@ folder, so that pages an incremental build did not rewrite are covered too:
   browsers' developer tools at them.
 - ``index.html``: sphinx-external-toc writes a bare redirect line when none
   exists; this writes a complete small page that redirects to the book's
-  first page and links to it (for readers and crawlers without redirects).
+  first page and links to it (for readers and crawlers without redirects),
+  in the edition's language (``start`` in i18n/languages.yml).
 """
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ import re
 from pathlib import Path
 
 from sphinx.application import Sphinx
+
+from booktools import i18n
 
 FONTAWESOME_TAG = re.compile(
     r'[ \t]*<script\b[^>]*\bsrc="[^"]*_static/scripts/fontawesome\.js[^"]*"[^>]*>\s*</script>[ \t]*\n?')
@@ -123,13 +126,15 @@ def drop_source_maps(outdir: Path) -> None:
 
 
 def write_index(app: Sphinx, outdir: Path) -> None:
+    lang = i18n.for_sphinx(app.config.language)
     first = f"{app.config.root_doc}.html"
     title = html.escape(app.config.html_title or app.config.project)
+    start = lang.ui["start"].format(book=f'<a href="{first}">{title}</a>')
     favicon = app.builder.config.html_favicon
     icon = (f'\n<link rel="icon" href="_static/{html.escape(Path(favicon).name)}">'
             if favicon and "://" not in favicon else "")
     (outdir / "index.html").write_text(f"""<!DOCTYPE html>
-<html lang="{html.escape(app.config.language or 'en')}">
+<html lang="{html.escape(lang.code)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -138,7 +143,7 @@ def write_index(app: Sphinx, outdir: Path) -> None:
 <link rel="canonical" href="{first}">{icon}
 </head>
 <body>
-<p><a href="{first}">{title}</a>: the book starts here.</p>
+<p>{start}</p>
 </body>
 </html>
 """, encoding="utf-8")
