@@ -9,8 +9,12 @@ from .cuda_arch import kernels_for
 from .devices import (accelerator, cpu, device_report, format_bytes, gpu,
                       memory_counters, num_gpus, show_devices, try_all_gpus,
                       try_gpu)
+from .peaks import Peak, format_rate, peak_for, share_of_peak
 from .plotting import ProgressBoard
-from .timing import Measurement, benchmark, format_time, synchronize
+from .precision import (autocast_device, autocast_dtype, autocasts_to,
+                        grad_scaler, mixed_precision, scaler_works)
+from .timing import (Measurement, benchmark, compare, count_waits, format_time,
+                     synchronize)
 from .training import (DataModule, LinearRegression, Module,
                        SyntheticRegressionData, Trainer)
 
@@ -22,7 +26,13 @@ __all__ = [
     "device_report", "show_devices", "format_bytes", "kernels_for",
     # Tensors and GPUs: timing and memory
     "synchronize", "benchmark", "Measurement", "format_time", "memory_counters",
+    "compare", "count_waits",
     # Neural networks and GPUs: training
     "Module", "DataModule", "SyntheticRegressionData", "LinearRegression",
     "Trainer", "ProgressBoard",
+    # Neural networks and GPUs: mixed precision
+    "autocast_device", "autocasts_to", "autocast_dtype", "scaler_works",
+    "mixed_precision", "grad_scaler",
+    # Neural networks and GPUs: datasheet peaks
+    "Peak", "peak_for", "share_of_peak", "format_rate",
 ]

@@ -1,8 +1,8 @@
 """Matrix-product speed per device: the helpers of exercise 1 (Exercises).
 
 The exercise multiplies square matrices of growing size on every device,
-plots the achieved speed and compares the best with a GPU's datasheet peak.
-What it needs to know about the hardware comes from three small probes
+plots the achieved speed and compares the best with a GPU's datasheet peak,
+from the table in ``d2lgpu.peaks``. What it needs to know about the hardware comes from three small probes
 (``_gpu_name``, ``_gpu_capability``, ``_gpu_memory``), so that tests can
 pretend to have any GPU.
 """
@@ -10,12 +10,12 @@ pretend to have any GPU.
 from __future__ import annotations
 
 import platform
-import re
 import subprocess
 
 import torch
 
-from ._checks import check_real, with_unit
+from . import peaks
+from .peaks import format_rate  # noqa: F401  (the exercise imports it from here)
 from .timing import benchmark
 
 __all__ = [
@@ -24,7 +24,6 @@ __all__ = [
     "matmul_sizes",
     "dtypes_to_measure",
     "time_matmuls",
-    "format_rate",
     "DATASHEET_PEAKS",
     "datasheet_row",
     "tf32_state",
@@ -32,35 +31,24 @@ __all__ = [
     "plot_rates",
 ]
 
-# Peak TFLOP/s from NVIDIA's datasheets, dense: (FP32, TF32, BF16/FP16).
-DATASHEET_PEAKS = {
-    "T4": (8.1, None, 65),
-    "L4": (30.3, 60, 121),
-    "A100": (19.5, 156, 312),
-    "H100 SXM": (67, 495, 989),
-    "H100 PCIe": (51, 378, 756),
-    "H200": (67, 495, 989),
-}
 
-# Checked in order; the first pattern that matches a GPU's name wins. None:
-# a variant whose peaks differ from every row (H100 NVL, H200 NVL).
-_NAME_PATTERNS = [
-    (r"\bH100\b.*\bPCIe\b", "H100 PCIe"),
-    (r"\bH100\b.*\bNVL\b", None),
-    (r"\bH100\b", "H100 SXM"),
-    (r"\bH200\b.*\bNVL\b", None),
-    (r"\bH200\b", "H200"),
-    (r"\bA100\b", "A100"),
-    (r"\bL4\b", "L4"),
-    (r"\bT4\b", "T4"),
-]
+def _exercise_row(peak: peaks.Peak) -> str:
+    """The exercise's name for a row of ``d2lgpu.peaks``: the A100's four variants differ in bandwidth only, so they share one row, 'A100'."""
+    return "A100" if peak.name.startswith("A100 ") else peak.name
+
+
+# Peak TFLOP/s, dense, from the datasheets in d2lgpu.peaks: (FP32, TF32,
+# BF16 or else FP16), for every row that has FLOP/s figures.
+DATASHEET_PEAKS = {
+    _exercise_row(peak): (peak.fp32, peak.tf32,
+                          peak.bf16 if peak.bf16 is not None else peak.fp16)
+    for peak in peaks.PEAKS if peak.fp32 is not None
+}
 
 
 def _gpu_name(device: torch.device) -> str:
     """The name the driver reports for a CUDA or XPU device."""
-    if device.type == "xpu":
-        return torch.xpu.get_device_name(device)
-    return torch.cuda.get_device_name(device)
+    return peaks._gpu_name(device) or f"unnamed {device.type} device"
 
 
 def _gpu_capability(device: torch.device) -> tuple[int, int]:
@@ -140,18 +128,12 @@ def time_matmuls(device, dtype, sizes, repeat=5) -> dict:
     return rates
 
 
-def format_rate(flops: float) -> str:
-    """A speed in FLOP/s with three significant digits: '52.3 TFLOP/s' (chapter "Exercises, with measured solutions")."""
-    flops = check_real(flops, "format_rate", "flops", 0, hint="a speed cannot be negative")
-    return with_unit(flops, (("TFLOP/s", 1e12), ("GFLOP/s", 1e9), ("MFLOP/s", 1e6)))
-
-
 def datasheet_row(name: str) -> str | None:
     """The ``DATASHEET_PEAKS`` key for a GPU's name; None if none fits (chapter "Exercises, with measured solutions")."""
-    for pattern, row in _NAME_PATTERNS:
-        if re.search(pattern, name):
-            return row
-    return None
+    peak = peaks.peak_for(name)
+    if peak is None or peak.fp32 is None:
+        return None
+    return _exercise_row(peak)
 
 
 def tf32_state() -> str:
@@ -172,12 +154,14 @@ def peak_report(device, dtype, flops: float) -> str:
     if row is None:
         return f"no datasheet peak in the table for {name}"
     fp32, _, half = DATASHEET_PEAKS[row]
+    if dtype == torch.float16:
+        half = peaks.peak_for(name).fp16
     tflops = flops / 1e12
     if dtype != torch.float32:
         return (f"{100 * tflops / half:.0f}% of the {row} 16-bit "
-                f"tensor-core peak ({half} TFLOP/s)")
+                f"tensor-core peak ({half:g} TFLOP/s)")
     line = (f"{100 * tflops / fp32:.0f}% of the {row} FP32 peak "
-            f"({fp32} TFLOP/s)")
+            f"({fp32:g} TFLOP/s)")
     if tflops > fp32:
         line += ("; above it, so these float32 products ran on the tensor "
                  f"cores in a lower precision ({tf32_state()})")

@@ -25,6 +25,7 @@ import itertools
 import math
 import statistics
 import time
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -37,6 +38,8 @@ __all__ = [
     "benchmark",
     "Measurement",
     "format_time",
+    "compare",
+    "count_waits",
 ]
 
 # The clock. One name, so that tests can check what happens around each read.
@@ -86,6 +89,29 @@ def _current_device() -> torch.device | None:
     return torch.device(kind, getattr(torch, kind).current_device())
 
 
+def _initialized() -> bool:
+    """Whether this process has initialised the current accelerator's backend (True where the backend cannot tell)."""
+    kind = devices.accelerator()
+    if kind is None:
+        return False
+    initialized = getattr(getattr(torch, kind), "is_initialized", None)
+    return initialized is None or bool(initialized())
+
+
+def _holds_memory(backend, i: int) -> bool:
+    """Whether PyTorch's caching allocator holds memory on device ``i`` (True where the backend cannot tell)."""
+    reserved = getattr(backend, "memory_reserved", None)
+    if reserved is None:
+        return True
+    try:
+        return reserved(i) > 0
+    except RuntimeError:
+        # "Invalid device argument : did you call init?": a device this
+        # process cannot use the way the count suggests holds none of its
+        # memory, so it has nothing queued.
+        return False
+
+
 def _devices_in_use() -> list[torch.device]:
     """The current accelerator's devices that may have queued work: the current one, and every other where this process holds memory.
 
@@ -94,24 +120,40 @@ def _devices_in_use() -> list[torch.device]:
     none counts before this process has initialised the backend
     (``is_initialized()``), and a device other than the current one counts
     only where PyTorch's caching allocator holds memory on it
-    (``memory_reserved``, which creates nothing); where the backend lacks
-    either call, the devices count.
+    (``memory_reserved``, which creates nothing; a device it raises
+    RuntimeError for does not count); where the backend lacks either call,
+    the devices count. ``memory_reserved`` builds the allocator's whole
+    statistics dict, so ``benchmark`` asks once, before it times anything.
     """
     kind = devices.accelerator()
     if kind is None or kind == "mps":
         return [] if kind is None else [torch.device("mps")]
-    backend = getattr(torch, kind)
-    initialized = getattr(backend, "is_initialized", None)
-    if initialized is not None and not initialized():
+    if not _initialized():
         return []
+    backend = getattr(torch, kind)
     current = _current_device()
-    reserved = getattr(backend, "memory_reserved", None)
     found = [current]
     for i in range(devices.num_gpus()):
         device = torch.device(current.type, i)
-        if device != current and (reserved is None or reserved(i) > 0):
+        if device != current and _holds_memory(backend, i):
             found.append(device)
     return found
+
+
+def _same_device(a: torch.device, b: torch.device) -> bool:
+    """Whether two devices are one: 'mps' and 'mps:0' are (they compare unequal)."""
+    if a.type == "mps" and b.type == "mps":
+        return (a.index or 0) == (b.index or 0)
+    return a == b
+
+
+def _distinct(found: list[torch.device]) -> list[torch.device]:
+    """``found`` without repeats, 'mps' and 'mps:0' counting as one."""
+    kept: list[torch.device] = []
+    for device in found:
+        if not any(_same_device(device, k) for k in kept):
+            kept.append(device)
+    return kept
 
 
 def synchronize(device=None) -> None:
@@ -148,6 +190,11 @@ def format_time(seconds: float) -> str:
 
 # --- Results. ------------------------------------------------------------------
 
+# A measurement is noisy where its interquartile range exceeds this share of
+# its median: the blocks disagree by more than 10%, so ratios between such
+# measurements are not to be trusted to one decimal.
+NOISE_THRESHOLD = 0.1
+
 @dataclass(frozen=True)
 class Measurement:
     """Seconds per call, one value per block, with median, IQR and mean (chapter "Tensors and GPUs")."""
@@ -176,6 +223,18 @@ class Measurement:
         """Mean over blocks of the seconds per call."""
         return statistics.fmean(self.times)
 
+    @property
+    def spread(self) -> float:
+        """IQR over median: 0.1 means the middle half of the blocks spans 10% of the median (inf for a zero median with a spread)."""
+        if self.median == 0:
+            return 0.0 if self.iqr == 0 else math.inf
+        return self.iqr / self.median
+
+    @property
+    def noisy(self) -> bool:
+        """Whether the spread (IQR over median) exceeds ``NOISE_THRESHOLD`` (0.1)."""
+        return self.spread > NOISE_THRESHOLD
+
     def __str__(self) -> str:
         prefix = f"{self.label}: " if self.label else ""
         blocks = len(self.times)
@@ -195,6 +254,36 @@ class Measurement:
         printer.text(str(self))
 
 
+def compare(*measurements: Measurement) -> None:
+    """Print each measurement's median ± IQR/2 and how many times faster than the first it is, and warn when one is noisy (chapter "Tensors and GPUs").
+
+    One line per measurement, ``label: median ± IQR/2 (ratio x)``, where the
+    ratio is the first one's median over this one's (2.0x: twice as fast as
+    the first; the first is 1.0x). A measurement without a label is called
+    by its place, "measurement 2". If any measurement is noisy (its IQR more
+    than ``NOISE_THRESHOLD`` of its median), one more line names the
+    noisiest.
+    """
+    if not measurements:
+        raise TypeError("compare(*measurements): give at least one Measurement")
+    for m in measurements:
+        if not isinstance(m, Measurement):
+            raise TypeError(
+                f"compare(*measurements): each must be a Measurement (from "
+                f"benchmark), got {m!r} of type {type(m).__name__}")
+    names = [m.label or f"measurement {k}" for k, m in enumerate(measurements, 1)]
+    first = measurements[0].median
+    for name, m in zip(names, measurements):
+        ratio = first / m.median if m.median > 0 else math.inf
+        print(f"{name}: {format_time(m.median)} \u00b1 {format_time(m.iqr / 2)} "
+              f"({ratio:.1f}x)")
+    noisy = [(m.spread, name) for name, m in zip(names, measurements) if m.noisy]
+    if noisy:
+        spread, name = max(noisy, key=lambda pair: pair[0])
+        print(f"noisy: {name}'s spread is {100 * spread:.0f}% of its median; "
+              "rerun on an idle machine before trusting the ratios")
+
+
 # --- Measuring. -------------------------------------------------------------
 
 _MAX_NUMBER = 10_000_000
@@ -209,7 +298,8 @@ def benchmark(fn, *args, device=None, warmup=1, repeat=7, min_block_time=0.02,
     process uses the accelerator: the current GPU, and each other where it
     holds memory), so work that ``fn`` queues on a second GPU, say on a
     closure's tensors, is waited for too; the result names the first tensor
-    argument's device, else the current one.
+    argument's device, else the current one. Which GPUs those are is decided
+    once, after the warm-up, so that no measured block asks.
     Each block makes ``number`` calls, chosen
     (with waiting, whatever ``sync`` says) so that a block lasts at least
     ``min_block_time`` seconds. ``sync=False`` reads the clock without waiting:
@@ -236,12 +326,22 @@ def benchmark(fn, *args, device=None, warmup=1, repeat=7, min_block_time=0.02,
         def wait_for() -> list[torch.device]:
             return [named]
     else:
-        given = _tensor_devices(args, kwargs)
+        given = _distinct(_tensor_devices(args, kwargs))
         shown = given[0] if given else (_current_device() or devices.cpu())
+        decided: list[list[torch.device]] = []
 
         def wait_for() -> list[torch.device]:
-            # Asked at every wait: fn may start using a GPU at any call.
-            return given + [d for d in _devices_in_use() if d not in given]
+            # Decided once, at the first wait once this process has
+            # initialised the accelerator (after the warm-up, unless fn has
+            # not touched it by then), so that nothing is asked inside the
+            # measured blocks. Until then only is_initialized() is asked
+            # again, which costs nothing measurable.
+            if decided:
+                return decided[0]
+            if devices.accelerator() is not None and not _initialized():
+                return given
+            decided.append(_distinct(given + _devices_in_use()))
+            return decided[0]
 
     def wait() -> None:
         for dev in wait_for():
@@ -287,3 +387,42 @@ def benchmark(fn, *args, device=None, warmup=1, repeat=7, min_block_time=0.02,
         wait()
     return Measurement(times=times, number=number, device=shown, label=label,
                        synchronized=sync)
+
+
+# --- Counting waits. ------------------------------------------------------------
+
+# PyTorch's one-time notice when the debug mode is first set; it mentions
+# "synchronizing operations" but is no wait.
+_PROTOTYPE_NOTICE = "Synchronization debug mode is a prototype feature"
+
+
+def count_waits(fn) -> int:
+    """How many times ``fn()`` makes the CPU wait for the CUDA GPU, as ``torch.cuda.set_sync_debug_mode("warn")`` reports them (chapter "Tensors and GPUs").
+
+    Each synchronising CUDA call warns while the mode is on; the warnings
+    whose message says "synchroniz" are counted and none is shown, nor is
+    PyTorch's one-time notice that the mode is a prototype. The mode that
+    was set before is restored, also when ``fn`` raises. The mode does not
+    see every synchronising operation (PyTorch says so), so the count is a
+    lower bound. CUDA only: RuntimeError without a CUDA GPU.
+    """
+    if not callable(fn):
+        raise TypeError(
+            f"count_waits(fn): fn must be callable, got {fn!r} of type "
+            f"{type(fn).__name__}")
+    if devices.accelerator() != "cuda":
+        raise RuntimeError(
+            "count_waits(fn) needs a CUDA GPU: torch.cuda.set_sync_debug_mode, "
+            "which reports the waits, exists for CUDA only, and PyTorch sees "
+            "none here")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        before = torch.cuda.get_sync_debug_mode()
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            fn()
+        finally:
+            torch.cuda.set_sync_debug_mode(before)
+    return sum("synchroniz" in str(w.message)
+               and not str(w.message).startswith(_PROTOTYPE_NOTICE)
+               for w in caught)

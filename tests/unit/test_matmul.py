@@ -4,7 +4,7 @@ import matplotlib
 import pytest
 import torch
 
-from d2lgpu import matmul
+from d2lgpu import matmul, peaks
 
 matplotlib.use("Agg")
 
@@ -28,19 +28,30 @@ def fake_gpu(monkeypatch):
     ("NVIDIA A100-PCIE-40GB", "A100"),
     ("NVIDIA H100 80GB HBM3", "H100 SXM"),
     ("NVIDIA H100 PCIe", "H100 PCIe"),
-    ("NVIDIA H100 NVL", None),
+    ("NVIDIA H100 NVL", "H100 NVL"),
     ("NVIDIA H200", "H200"),
-    ("NVIDIA H200 NVL", None),
+    ("NVIDIA H200 NVL", "H200 NVL"),
+    ("Tesla V100-SXM2-16GB", "V100 SXM2"),
+    ("NVIDIA A10G", None),
     ("NVIDIA GeForce RTX 4090", None),
     ("NVIDIA L40S", None),
+    ("Apple M1 Max", None),  # a row of bandwidth only: nothing to compare FLOP/s with
 ])
 def test_datasheet_row(name, row):
     assert matmul.datasheet_row(name) == row
 
 
-def test_every_row_has_peaks():
-    rows = {row for _, row in matmul._NAME_PATTERNS if row is not None}
-    assert rows == set(matmul.DATASHEET_PEAKS)
+def test_rows_come_from_the_peaks_table():
+    # One row per set of FLOP/s figures in d2lgpu.peaks; the A100's four
+    # variants (which differ in bandwidth only) are one row, "A100".
+    for peak in peaks.PEAKS:
+        if peak.fp32 is None:
+            continue
+        row = "A100" if peak.name.startswith("A100") else peak.name
+        half = peak.bf16 if peak.bf16 is not None else peak.fp16
+        assert matmul.DATASHEET_PEAKS[row] == (peak.fp32, peak.tf32, half)
+    assert "A100" in matmul.DATASHEET_PEAKS
+    assert not any(row.startswith("A100 ") for row in matmul.DATASHEET_PEAKS)
 
 
 def test_sizes_on_the_cpu():
@@ -140,14 +151,22 @@ def test_peak_report_fp32_above_peak_names_tf32(fake_gpu, monkeypatch):
 def test_peak_report_16_bit(fake_gpu):
     fake_gpu("NVIDIA H100 80GB HBM3")
     report = matmul.peak_report("cuda:0", torch.bfloat16, 718e12)
+    # 989.5: half of the datasheet's 1,979 with sparsity (the old table
+    # rounded it down to 989).
     assert report == ("73% of the H100 SXM 16-bit tensor-core peak "
-                      "(989 TFLOP/s)")
+                      "(989.5 TFLOP/s)")
+
+
+def test_peak_report_float16_on_a_t4(fake_gpu):
+    fake_gpu("Tesla T4", capability=(7, 5), memory_gib=15)
+    report = matmul.peak_report("cuda:0", torch.float16, 26e12)
+    assert report == "40% of the T4 16-bit tensor-core peak (65 TFLOP/s)"
 
 
 def test_peak_report_unknown_gpu_and_cpu(fake_gpu):
-    fake_gpu("NVIDIA H100 NVL")
+    fake_gpu("NVIDIA A10G")  # no NVIDIA datasheet for AWS's A10G
     assert matmul.peak_report("cuda:0", torch.float32, 1e12) == (
-        "no datasheet peak in the table for NVIDIA H100 NVL")
+        "no datasheet peak in the table for NVIDIA A10G")
     assert matmul.peak_report("cpu", torch.float32, 1e11) == (
         "no datasheet peak in the table for this device")
 

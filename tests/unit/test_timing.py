@@ -2,6 +2,7 @@
 
 import re
 import time
+import warnings
 
 import pytest
 import torch
@@ -63,6 +64,55 @@ def test_measurement_single_block_and_naive():
     assert m.iqr == 0.0
     assert str(m) == (f"2.00 {MU}s \u00b1 0.00 ns (median \u00b1 IQR/2 of 1 block "
                       f"of 1 call, cuda:0, not synchronized)")
+
+
+def measurement(median, iqr=0.0, label=None):
+    """A Measurement of five blocks with the given median and IQR."""
+    half = iqr / 2
+    return d2lgpu.Measurement(times=(median - half, median - half, median,
+                                     median + half, median + half),
+                              number=1, device=torch.device("cpu"), label=label)
+
+
+@pytest.mark.parametrize("iqr, noisy", [(0.0, False), (0.09, False), (0.11, True)])
+def test_measurement_noisy_above_a_tenth_of_the_median(iqr, noisy):
+    m = measurement(1.0, iqr)
+    assert m.iqr == pytest.approx(iqr)
+    assert m.noisy is noisy
+    assert timing.NOISE_THRESHOLD == 0.1
+
+
+def test_measurement_noisy_with_a_zero_median():
+    assert not d2lgpu.Measurement((0.0, 0.0), 1, torch.device("cpu")).noisy
+    assert d2lgpu.Measurement((0.0, 0.0, 0.0, 1.0), 1, torch.device("cpu")).noisy
+
+
+def test_compare_prints_median_spread_and_ratio_to_the_first(capsys):
+    d2lgpu.compare(measurement(2e-3, 0.1e-3, "cpu"),
+                   measurement(0.5e-3, 0.02e-3, "gpu"),
+                   measurement(4e-3, 0.2e-3))
+    assert capsys.readouterr().out.splitlines() == [
+        "cpu: 2.00 ms \u00b1 50.0 \u00b5s (1.0x)",
+        "gpu: 500 \u00b5s \u00b1 10.0 \u00b5s (4.0x)",
+        "measurement 3: 4.00 ms \u00b1 100 \u00b5s (0.5x)",
+    ]
+
+
+def test_compare_names_the_noisiest_measurement(capsys):
+    d2lgpu.compare(measurement(1e-3, 0.05e-3, "quiet"),
+                   measurement(1e-3, 0.2e-3, "busy"),
+                   measurement(1e-3, 0.3e-3, "busier"))
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4
+    assert lines[-1] == ("noisy: busier's spread is 30% of its median; rerun on "
+                         "an idle machine before trusting the ratios")
+
+
+def test_compare_bad_input():
+    with pytest.raises(TypeError, match=r"compare\(\*measurements\): give at least one"):
+        d2lgpu.compare()
+    with pytest.raises(TypeError, match=r"each must be a Measurement"):
+        d2lgpu.compare(measurement(1.0), 2.0)
 
 
 # --- benchmark waits before every clock read. ---------------------------------
@@ -393,3 +443,152 @@ def test_synchronize_without_a_device_on_mps_and_xpu(monkeypatch, hardware,
     rec = Recorder(monkeypatch)
     d2lgpu.synchronize()
     assert rec.events == [waits]
+
+
+def test_benchmark_asks_which_gpus_hold_memory_once_before_timing(monkeypatch,
+                                                                   hardware):
+    # memory_reserved(i) builds the allocator's whole statistics dict: asked
+    # once per other GPU, after the warm-up and before the first clock read,
+    # never inside a measured block.
+    gpus = FakeGpusInUse(monkeypatch, hardware, count=3, current=0,
+                         reserved=(1, 1, 0))
+    rec = Recorder(monkeypatch)
+
+    def reserved(i=None):
+        rec.events.append(("reserved", i))
+        return gpus.reserved[i]
+
+    monkeypatch.setattr(torch.cuda, "memory_reserved", reserved)
+    d2lgpu.benchmark(rec.work, warmup=1, repeat=3, min_block_time=0)
+    asked = [i for i, (kind, _) in enumerate(rec.events) if kind == "reserved"]
+    first_clock = rec.kinds().index("clock")
+    assert [rec.events[i][1] for i in asked] == [1, 2]
+    assert max(asked) < first_clock
+    assert waits_before_clocks(rec) == [{"cuda:0", "cuda:1"}] * 8
+
+
+def test_benchmark_survives_a_gpu_the_allocator_cannot_answer_for(monkeypatch,
+                                                                   hardware):
+    # As on a real machine whose CUDA counts a device this process cannot
+    # use: memory_reserved(1) raises. That GPU holds none of our memory, so
+    # it is not waited for, and benchmark does not fail.
+    FakeGpusInUse(monkeypatch, hardware, count=2, current=0, reserved=(1, 1))
+
+    def reserved(i=None):
+        if i == 1:
+            raise RuntimeError("Invalid device argument : did you call init?")
+        return 1
+
+    monkeypatch.setattr(torch.cuda, "memory_reserved", reserved)
+    rec = Recorder(monkeypatch)
+    m = d2lgpu.benchmark(rec.work, warmup=0, repeat=2, min_block_time=0)
+    assert waits_before_clocks(rec) == [{"cuda:0"}] * 6
+    assert m.device == torch.device("cuda:0")
+
+
+def test_benchmark_waits_for_mps_once(monkeypatch, hardware, on_fake_device):
+    # An MPS tensor's device is mps:0, the current device mps; they compare
+    # unequal but are one GPU: one wait before each clock read, not two.
+    hardware(mps=True)
+    rec = Recorder(monkeypatch)
+    x = on_fake_device("mps:0")
+    m = d2lgpu.benchmark(lambda a: rec.work(), x, warmup=0, repeat=2,
+                         min_block_time=0)
+    waits, counts = 0, []
+    for kind, _ in rec.events:
+        if kind == "sync":
+            waits += 1
+        elif kind == "clock":
+            counts.append(waits)
+            waits = 0
+    # Before the first: the wait after the (empty) warm-up, then the block's.
+    assert counts == [2] + [1] * 5
+    assert m.device == torch.device("mps:0")
+
+
+# --- count_waits. -----------------------------------------------------------------
+
+class FakeSyncDebug:
+    """torch.cuda's sync debug mode as PyTorch has it: a mode to get and set,
+    a one-time notice (TORCH_WARN_ONCE) the first time it is turned on, and,
+    while it is "warn", a UserWarning at each synchronising call."""
+
+    def __init__(self, monkeypatch, mode=0):
+        self.mode, self.noticed = mode, False
+        monkeypatch.setattr(torch.cuda, "set_sync_debug_mode", self.set)
+        monkeypatch.setattr(torch.cuda, "get_sync_debug_mode", lambda: self.mode)
+
+    def set(self, mode):
+        mode = {"default": 0, "warn": 1, "error": 2}.get(mode, mode)
+        if mode and not self.noticed:
+            self.noticed = True
+            warnings.warn(
+                "Synchronization debug mode is a prototype feature and does not "
+                "yet detect all synchronizing operations (Triggered internally "
+                "at /pytorch/torch/csrc/cuda/Module.cpp:1003.)", UserWarning)
+        self.mode = mode
+
+    def wait(self):
+        """What g.item() or g.cpu() does on a CUDA tensor."""
+        if self.mode == 1:
+            warnings.warn("called a synchronizing CUDA operation (Triggered "
+                          "internally at /pytorch/c10/cuda/CUDAFunctions.cpp:155.)",
+                          UserWarning)
+        elif self.mode == 2:
+            raise RuntimeError("called a synchronizing CUDA operation")
+
+
+def test_count_waits_counts_the_synchronising_calls(monkeypatch, hardware):
+    hardware(cuda=1)
+    cuda = FakeSyncDebug(monkeypatch)
+
+    def three_waits():
+        for _ in range(3):
+            cuda.wait()
+        warnings.warn("something else entirely", UserWarning)
+
+    assert d2lgpu.count_waits(three_waits) == 3  # the notice is not a wait
+    assert d2lgpu.count_waits(lambda: None) == 0
+    assert d2lgpu.count_waits(cuda.wait) == 1
+
+
+def test_count_waits_shows_no_warning(monkeypatch, hardware, capsys):
+    # A real H100 run printed PyTorch's prototype notice into the chapter.
+    hardware(cuda=1)
+    cuda = FakeSyncDebug(monkeypatch)
+    with warnings.catch_warnings(record=True) as escaped:
+        warnings.simplefilter("always")
+        d2lgpu.count_waits(cuda.wait)
+        d2lgpu.count_waits(cuda.wait)
+    assert cuda.noticed
+    assert escaped == []
+    assert capsys.readouterr().err == ""
+
+
+def test_count_waits_restores_the_mode(monkeypatch, hardware):
+    hardware(cuda=1)
+    cuda = FakeSyncDebug(monkeypatch, mode=2)  # someone had asked for "error"
+    assert d2lgpu.count_waits(cuda.wait) == 1
+    assert cuda.mode == 2
+
+    def fails():
+        cuda.wait()
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        d2lgpu.count_waits(fails)
+    assert cuda.mode == 2
+
+
+@pytest.mark.parametrize("kinds", [dict(), dict(mps=True), dict(xpu=1)])
+def test_count_waits_needs_cuda(monkeypatch, hardware, kinds):
+    hardware(**kinds)
+    cuda = FakeSyncDebug(monkeypatch)
+    with pytest.raises(RuntimeError, match=r"count_waits\(fn\) needs a CUDA GPU"):
+        d2lgpu.count_waits(lambda: None)
+    assert cuda.mode == 0  # untouched
+
+
+def test_count_waits_needs_a_callable():
+    with pytest.raises(TypeError, match=r"count_waits\(fn\): fn must be callable"):
+        d2lgpu.count_waits(3)
