@@ -122,6 +122,25 @@ def fake_cuda_graphs(monkeypatch):
     return log
 
 
+def fake_benchmark(chapter, timed):
+    """benchmark(fn, ...) that calls fn once, recording its operators in timed[label]."""
+    from d2lgpu import Measurement
+
+    def replays():
+        return sum(g.replays for g in chapter.values() if isinstance(g, FakeGraph))
+
+    def benchmark(fn, *args, device=None, label=None, **kwargs):
+        before = replays()
+        with Recorder() as recorder:
+            fn(*args)
+        replays_made = replays() - before
+        timed[label] = (recorder.calls, replays_made)
+        return Measurement(times=(1e-3,), number=1, device=CUDA, label=label)
+
+    chapter["benchmark"] = benchmark
+    return timed
+
+
 def test_cuda_graph_cell_warms_up_captures_and_replays(chapter, fake_cuda_graphs, capsys):
     run(cell("cuda-graph"), chapter)
     out = capsys.readouterr().out
@@ -133,23 +152,66 @@ def test_cuda_graph_cell_warms_up_captures_and_replays(chapter, fake_cuda_graphs
     # static output, so without the clone all 64 would be the last).
     assert "replays equal the model: True" in out
     assert chapter["graph"].replays >= 64
-    assert "64 calls:" in out and "64 replays:" in out
+    assert "64 calls:" in out and "64 inputs by the recipe:" in out
+
+
+def test_cuda_graph_cell_times_what_the_recipe_does(chapter, fake_cuda_graphs):
+    # Serving 64 inputs with a graph is a copy in, a replay and a clone out
+    # for each: the timed recipe must do all three, not replay alone.
+    timed = fake_benchmark(chapter, {})
+    run(cell("cuda-graph"), chapter)
+    static_in, static_out = chapter["static_in"], chapter["static_out"]
+
+    def count(calls, op, tensor):
+        return sum(1 for func, args, _, _ in calls
+                   if func is op and args[0].data_ptr() == tensor.data_ptr())
+
+    aten = torch.ops.aten
+    recipes = [label for label, (calls, replays) in timed.items()
+               if replays == 64
+               and count(calls, aten.copy_.default, static_in) == 64
+               and count(calls, aten.clone.default, static_out) == 64]
+    assert recipes == ["64 inputs by the recipe"], timed.keys()
+
+
+class CompiledWithHint:
+    """A compiled model whose first call warns as inductor does on a GPU with TF32 off."""
+
+    def __init__(self, model):
+        self.model, self.calls = model, 0
+
+    def __call__(self, *args):
+        import warnings
+
+        self.calls += 1
+        if self.calls == 1:
+            warnings.warn("TensorFloat32 tensor cores for float32 matrix multiplication "
+                          "available but not enabled. Consider setting "
+                          "`torch.set_float32_matmul_precision('high')` for better "
+                          "performance.", UserWarning)
+        return self.model(*args)
 
 
 def test_compile_cell_asks_for_reduce_overhead(chapter, monkeypatch, capsys):
+    import warnings
+
     asked = []
 
     def compile(model, **options):
         asked.append(options)
-        return model  # eager stands in for the compiled model
+        return CompiledWithHint(model)  # eager stands in for the compiled model
 
     monkeypatch.setattr(torch, "compile", compile)
-    run(cell("compile-reduce-overhead"), chapter)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run(cell("compile-reduce-overhead"), chapter)
     out = capsys.readouterr().out
     assert asked == [{"mode": "reduce-overhead"}]
     for line in ("first call (compiles):", "mlp(x):", "compiled(x):",
                  "batch of 2 (compiles again):"):
         assert line in out
+    # inductor's TF32 hint stays off the page (the precision chapter covers it)
+    assert [str(w.message) for w in caught if "TensorFloat32" in str(w.message)] == []
 
 
 COUNTERS = ("reset_peak_memory_stats", "memory_allocated", "max_memory_allocated")
@@ -177,76 +239,123 @@ class FakeCounters:
         return 3000
 
 
-def step_namespace(chapter, monkeypatch, log):
-    """The chapter's step, small, logging each call; its data on the CPU."""
+@pytest.fixture
+def on_the_cpu(monkeypatch):
+    """Tensors and modules asked onto the (fake) GPU stay on the CPU."""
     randn = torch.randn
 
     def randn_here(*size, device=None, **kwargs):
         return randn(*size, **kwargs)
 
     monkeypatch.setattr(torch, "randn", randn_here)
+    monkeypatch.setattr(torch.nn.Module, "to", lambda self, *args, **kwargs: self)
+
+
+def step_namespace(chapter, log):
+    """The chapter's step, small, logging each phase; its data on the CPU."""
     chapter["batch"], chapter["width"] = 4, 8
     big = torch.nn.Sequential(torch.nn.Linear(8, 8))
     chapter["big"] = big
-    source = cell("step-peak").replace("big = big.to(device)\n", "")
-    original = big.forward
 
-    def forward(x):
-        log.append("step")
-        return original(x)
+    def logged(name, method):
+        def call(*args, **kwargs):
+            log.append(name)
+            return method(*args, **kwargs)
+        return call
 
-    monkeypatch.setattr(big, "forward", forward)
-    return source
+    big.forward = logged("forward", big.forward)
+    Adam = torch.optim.Adam
+
+    class LoggedAdam(Adam):
+        made = []
+
+        def __init__(self, params, **options):
+            LoggedAdam.made.append(options)
+            super().__init__(params, **options)
+
+        def zero_grad(self, *args, **kwargs):
+            log.append("zero_grad")
+            return super().zero_grad(*args, **kwargs)
+
+        def step(self, *args, **kwargs):
+            log.append("step")
+            return super().step(*args, **kwargs)
+
+    return LoggedAdam
 
 
-def test_step_peak_resets_before_the_step_and_reads_after(chapter, monkeypatch, capsys):
+def run_step_peak(chapter, monkeypatch, log):
+    LoggedAdam = step_namespace(chapter, log)
+    monkeypatch.setattr(torch.optim, "Adam", LoggedAdam)
+    run(cell("step-peak"), chapter)
+    return LoggedAdam.made
+
+
+def test_step_peak_reads_the_peak_of_each_phase(chapter, monkeypatch, on_the_cpu, capsys):
     log = []
-    source = step_namespace(chapter, monkeypatch, log)
     FakeCounters(log).install(monkeypatch, torch.cuda)
-    run(source, chapter)
-    # A first step (Adam's state), then reset, the count before, the step, the peak.
-    assert log == ["step", "reset", "allocated", "step", "peak"]
-    out = capsys.readouterr().out
-    assert "allocated between steps: 1000 B" in out
-    assert "peak during the step:    2.93 KiB" in out
+    made = run_step_peak(chapter, monkeypatch, log)
+    # Adam's default and fused=True, each: a first step (Adam's state), the
+    # count between steps, a reset, then the peak read and restarted after
+    # the forward pass, after zero_grad and backward, and after the step.
+    assert made == [{}, {"fused": True}]
+    one_adam = (["forward", "zero_grad", "step", "allocated", "reset",
+                 "forward", "peak", "reset", "zero_grad", "peak", "reset",
+                 "step", "peak", "reset"])
+    assert log == one_adam * 2
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:4] == ["Adam(): 1000 B allocated between steps",
+                         "  peak in forward         2.93 KiB",
+                         "  peak in backward        2.93 KiB",
+                         "  peak in optimizer.step  2.93 KiB"]
+    assert lines[4] == "Adam(fused=True): 1000 B allocated between steps"
 
 
-def test_step_peak_on_another_gpu_reads_torch_accelerator(chapter, monkeypatch, capsys):
+def test_step_peak_on_another_gpu_reads_torch_accelerator(chapter, monkeypatch, on_the_cpu):
     log = []
-    source = step_namespace(chapter, monkeypatch, log)
     chapter["device"] = torch.device("xpu")
     FakeCounters(log).install(monkeypatch, torch.accelerator)
-    run(source, chapter)
+    run_step_peak(chapter, monkeypatch, log)
     # memory_counters first reads the allocator once, to see that it can.
-    assert log == ["step", "allocated", "reset", "allocated", "step", "peak"]
+    assert log[:5] == ["allocated", "forward", "zero_grad", "step", "allocated"]
 
 
-def test_step_peak_on_a_backend_without_counters_says_so(chapter, monkeypatch, capsys):
+@pytest.mark.parametrize("kind", ["xpu", "mps"])
+def test_step_peak_on_a_gpu_without_counters_says_so(chapter, monkeypatch, on_the_cpu,
+                                                     capsys, kind):
+    # XPU before PyTorch 2.9, MPS where its allocator cannot be read: an
+    # accelerator is there, PyTorch just keeps no counters for it.
     log = []
-    source = step_namespace(chapter, monkeypatch, log)
-    chapter["device"] = torch.device("mps")
-
-    class Refusing(FakeCounters):
-        def reset_peak_memory_stats(self, *args):
-            raise RuntimeError("not supported on this backend")
-
-    Refusing(log).install(monkeypatch, torch.accelerator)
-    run(source, chapter)
-    assert "mps: not supported on this backend" in capsys.readouterr().out
+    chapter["device"] = torch.device(kind)
+    chapter["memory_counters"] = lambda device: None
+    run_step_peak(chapter, monkeypatch, log)
+    assert capsys.readouterr().out == f"{kind}: no memory counters for it in this PyTorch.\n"
+    assert log == []
 
 
-def test_snapshot_cell_records_only_the_steps_and_writes_beside_the_notebook(
-        chapter, monkeypatch, capsys):
+def test_snapshot_cell_records_python_stacks_of_the_steps_beside_the_notebook(
+        chapter, monkeypatch, on_the_cpu, capsys):
     log = []
-    source = step_namespace(chapter, monkeypatch, log)
-    run(source.split("memory = memory_counters")[0], chapter)  # defines train_step
+    LoggedAdam = step_namespace(chapter, log)
+    monkeypatch.setattr(torch.optim, "Adam", LoggedAdam)
+    chapter["memory_counters"] = lambda device: None
+    run(cell("step-peak"), chapter)  # defines train_step
+    capsys.readouterr()
     log.clear()
-    monkeypatch.setattr(torch.cuda.memory, "_record_memory_history",
-                        lambda enabled="all", **kwargs: log.append(f"history {enabled}"))
+    asked = []
+
+    def record(enabled="all", **kwargs):
+        asked.append(kwargs)
+        log.append(f"history {enabled}")
+
+    monkeypatch.setattr(torch.cuda.memory, "_record_memory_history", record)
     monkeypatch.setattr(torch.cuda.memory, "_dump_snapshot",
                         lambda path: (log.append("dump"), Path(path).write_bytes(bytes(10))))
     run(cell("memory-snapshot"), chapter)
-    assert log == ["history all", "step", "step", "step", "dump", "history None"]
+    steps = ["forward", "zero_grad", "step"]
+    assert log == ["history all"] + steps * 3 + ["dump", "history None"]
+    # C++ frames can make the dump take minutes: Python stacks only.
+    assert asked[0]["stacks"] == "python"
     assert Path("outputs/memory-snapshot.pickle").is_file()
     assert "wrote outputs/memory-snapshot.pickle (10 B)" in capsys.readouterr().out
 
@@ -274,12 +383,15 @@ def test_expandable_segments_runs_fresh_processes_with_each_setting(chapter, mon
     seen = []
 
     def fake_run(args, env=None, **kwargs):
-        seen.append(env["PYTORCH_CUDA_ALLOC_CONF"])
+        seen.append((env["PYTORCH_CUDA_ALLOC_CONF"], env.get("PYTORCH_ALLOC_CONF")))
         return subprocess.CompletedProcess(args, 0, stdout="512 MiB reserved\n", stderr="")
 
+    # The setting's newer name, set by the reader's environment, could
+    # override the one the cell sets: the children must not inherit it.
+    monkeypatch.setenv("PYTORCH_ALLOC_CONF", "expandable_segments:False")
     monkeypatch.setattr(subprocess, "run", fake_run)
     run(cell("expandable-segments"), chapter)
-    assert seen == ["", "expandable_segments:True"]
+    assert seen == [("", None), ("expandable_segments:True", None)]
     assert capsys.readouterr().out.splitlines() == [
         f"{'default':25} 512 MiB reserved",
         f"{'expandable_segments:True':25} 512 MiB reserved"]
@@ -300,3 +412,4 @@ def test_trace_cell_asks_for_cuda_kernels_and_writes_outputs(chapter, monkeypatc
     assert asked == [[profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.CUDA]]
     assert Path("outputs/trace.json").stat().st_size > 0
     assert capsys.readouterr().out.startswith("wrote outputs/trace.json (")
+
