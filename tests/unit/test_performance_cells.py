@@ -174,6 +174,79 @@ def test_cuda_graph_cell_times_what_the_recipe_does(chapter, fake_cuda_graphs):
     assert recipes == ["64 inputs by the recipe"], timed.keys()
 
 
+def test_whole_training_step_graph_trains_as_eager_steps_do(chapter, fake_cuda_graphs, on_the_cpu,
+                                                            capsys):
+    import copy
+
+    timed = fake_benchmark(chapter, {})
+    run(cell("cuda-graph"), chapter)  # the side stream the step's warm-up uses
+    reference = copy.deepcopy(chapter["mlp"]).train()
+    run(cell("cuda-graph-step"), chapter)
+    out = capsys.readouterr().out
+    assert "the loss falls at each replay: True" in out
+    assert "eager step:" in out and "replayed step:" in out
+    # The fake capture runs the step once (a real one only records it); then
+    # 5 replays and one timed: each replay is a whole step, with fresh
+    # gradients (no zero_grad), as eager steps give.
+    assert chapter["step_graph"].replays == 6
+    assert timed["replayed step"][1] == 1
+    sgd = torch.optim.SGD(reference.parameters(), lr=0.01)
+    x, y = chapter["x"], chapter["y"]
+    for _ in range(3 + 1 + 1 + 6):  # warm-up, timed eager, capture, replays
+        sgd.zero_grad()
+        torch.nn.functional.mse_loss(reference(x), y).backward()
+        sgd.step()
+    for trained, expected in zip(chapter["net"].parameters(), reference.parameters()):
+        torch.testing.assert_close(trained, expected)
+
+
+class FakeCompiled:
+    """torch.compile(mode="reduce-overhead") as its outputs behave: each call
+    replays into the same output tensor; with ``raises``, reading an output
+    of an earlier call raises as CUDAGraph Trees do while still recording."""
+
+    MESSAGE = ("Error: accessing tensor output of CUDAGraphs that has been "
+               "overwritten by a subsequent run. Stack trace: [...]")
+
+    def __init__(self, model, raises=False):
+        self.model, self.raises, self.out = model, raises, None
+
+    def __call__(self, x):
+        fresh = self.model(x)
+        if self.out is None or self.raises:
+            if self.out is not None:
+                self.out.stale = True
+            self.out = fresh.as_subclass(Replayed)
+        else:
+            self.out.copy_(fresh)  # the same memory, overwritten
+        return self.out
+
+
+class Replayed(torch.Tensor):
+    stale = False
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if any(isinstance(a, Replayed) and a.stale for a in args):
+            raise RuntimeError(FakeCompiled.MESSAGE)
+        with torch._C.DisableTorchFunctionSubclass():
+            return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("raises", [False, True])
+def test_kept_compiled_output_is_overwritten_and_a_clone_is_not(chapter, capsys, raises):
+    chapter["compiled"] = FakeCompiled(chapter["mlp"], raises)
+    chapter["one"] = chapter["inputs"][:1]
+    run(cell("compiled-outputs"), chapter)
+    first, second = capsys.readouterr().out.splitlines()
+    if raises:
+        assert first == ("kept output still right: Error: accessing tensor output "
+                         "of CUDAGraphs that has been overwritten by a subsequent run")
+    else:
+        assert first == "kept output still right: False"
+    assert second == "kept output still right: True"
+
+
 class CompiledWithHint:
     """A compiled model whose first call warns as inductor does on a GPU with TF32 off."""
 
@@ -333,6 +406,45 @@ def test_step_peak_on_a_gpu_without_counters_says_so(chapter, monkeypatch, on_th
     assert log == []
 
 
+@pytest.fixture
+def small_batches(monkeypatch, on_the_cpu):
+    """randn makes at most 32 rows (a 4096-row batch is slow on a CPU); the rows asked for are kept."""
+    asked = []
+    randn = torch.randn
+
+    def randn_small(*size, **kwargs):
+        asked.append(size[0])
+        return randn(min(size[0], 32), *size[1:], **kwargs)
+
+    monkeypatch.setattr(torch, "randn", randn_small)
+    return asked
+
+
+def test_memory_savers_measure_each_way_and_agree(chapter, monkeypatch, small_batches,
+                                                  capsys):
+    log = []
+    FakeCounters(log).install(monkeypatch, torch.cuda)
+    chapter["memory"] = torch.cuda
+    run(cell("memory-savers"), chapter)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"{way:12} peak 2.93 KiB, same gradient: True"
+                     for way in ("whole", "accumulated", "checkpointed")] + [
+        f"{'inference':12} peak 2.93 KiB"]
+    assert log == ["reset", "peak"] * 4
+    assert small_batches == [4096]  # the GPU's batch
+
+
+def test_memory_savers_without_counters_still_check_the_gradients(chapter, capsys,
+                                                                 small_batches):
+    chapter["memory"] = None
+    chapter["device"] = torch.device("cpu")
+    run(cell("memory-savers"), chapter)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == [
+        "whole", "accumulated", "checkpointed", "inference"]
+    assert all(line.endswith("same gradient: True") for line in lines[:3])
+
+
 def test_snapshot_cell_records_python_stacks_of_the_steps_beside_the_notebook(
         chapter, monkeypatch, on_the_cpu, capsys):
     log = []
@@ -413,3 +525,47 @@ def test_trace_cell_asks_for_cuda_kernels_and_writes_outputs(chapter, monkeypatc
     assert Path("outputs/trace.json").stat().st_size > 0
     assert capsys.readouterr().out.startswith("wrote outputs/trace.json (")
 
+
+def test_mfu_counts_six_flops_per_weight_and_example(chapter, monkeypatch, small_batches,
+                                                     capsys):
+    # 50% of an H100 SXM's 67 TFLOP/s of float32 (its datasheet row).
+    from d2lgpu import Measurement, peaks
+
+    chapter["memory"] = None
+    run(cell("memory-savers"), chapter)  # the model and batch the cell times
+    capsys.readouterr()
+    weights = sum(p.numel() for p in chapter["deep"].parameters())
+    seconds = 6 * len(chapter["Z"]) * weights / (0.5 * 67e12)
+    timed = []
+
+    def benchmark(fn, *args, **kwargs):
+        timed.append(fn)
+        return Measurement(times=(seconds,), number=1, device=CUDA)
+
+    chapter["benchmark"] = benchmark
+    monkeypatch.setattr(peaks, "_gpu_name", lambda device: "NVIDIA H100 80GB HBM3")
+    run(cell("mfu"), chapter)
+    lines = capsys.readouterr().out.splitlines()
+    assert timed == [chapter["whole"]]
+    assert lines[1].startswith("50% of the H100 SXM's FP32 peak"), lines
+
+
+def test_clocks_cell_asks_nvidia_smi_for_performance_and_clocks(chapter, monkeypatch,
+                                                                capsys):
+    import shutil
+
+    asked = []
+
+    def fake_run(args, **kwargs):
+        asked.append(args[1:])
+        return subprocess.CompletedProcess(args, 0, stdout="Clocks Event Reasons\n",
+                                           stderr="")
+
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    run(cell("nvidia-smi-query"), chapter)
+    capsys.readouterr()
+    asked.clear()
+    run(cell("nvidia-smi-clocks"), chapter)
+    assert asked == [["-q", "-d", "PERFORMANCE,CLOCK"]]
+    assert "Clocks Event Reasons" in capsys.readouterr().out
