@@ -161,3 +161,57 @@ def test_memory_counters_cell_on_other_gpus(monkeypatch, capsys, kind, readable)
             "allocated:", "reserved:", "peak:"], lines
     else:
         assert lines == [f"{kind}: no memory counters for it in this PyTorch."]
+
+
+# --- distributed: NCCL's log, on two GPUs this machine lacks. ----------------
+
+def nccl_log(rank, pid):
+    """Lines NCCL_DEBUG=INFO prints for one rank, start-up first, paths later."""
+    head = f"gpu-host:{pid}:{pid} [{rank}] NCCL INFO"
+    startup = [f"{head} Bootstrap: Using eth0:10.0.0.2<0>",
+               f"{head} cudaDriverVersion 13000",
+               f"{head} NCCL version 2.27.7+cuda13.0",
+               f"{head} NET/Plugin: Could not find: libnccl-net.so.",
+               f"{head} NET/IB : No device found.",
+               f"{head} NET/Socket : Using [0]eth0:10.0.0.2<0>",
+               f"{head} Using network Socket",
+               f"{head} ncclCommInitRankConfig comm 0x55d0 rank {rank} nranks 2",
+               f"{head} Setting affinity for GPU {rank} to ffff",
+               f"{head} comm 0x55d0 rank {rank} nRanks 2 nNodes 1 localRanks 2",
+               f"{head} Channel 00/02 : 0 1",
+               f"{head} Channel 01/02 : 0 1",
+               f"{head} P2P Chunksize set to 524288",
+               f"{head} Connected all rings"]
+    peer = 1 - rank
+    paths = [f"{head} Channel {c:02d}/0 : {rank}[{rank}] -> {peer}[{peer}] "
+             "via P2P/CUMEM/read" for c in range(2)]
+    return startup + paths
+
+
+def test_nccl_debug_cell_reads_nccl_log_from_standard_output(monkeypatch, capsys,
+                                                            tmp_path):
+    # NCCL writes its log to standard output (stdout unless NCCL_DEBUG_FILE
+    # is set); the paths (" via ") come after its start-up lines.
+    import d2lgpu.launch
+    from d2lgpu.launch import Run
+
+    stdout = "\n".join(["world size 2, backend nccl, device type cuda"]
+                       + nccl_log(0, 101) + nccl_log(1, 102)
+                       + ["trained 3 epochs in 0.52 s"]) + "\n"
+    asked = []
+
+    def launch(script, *args, env=None, **kwargs):
+        asked.append(env)
+        return Run(str(script), [], "run", 1, 0, 1.0, stdout, "torchrun's banner\n")
+
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(d2lgpu.launch, "launch", launch)
+    namespace = {"torch": torch, "d2lgpu": d2lgpu, "SCRIPT": Path("ddp_train.py"),
+                 "workdir": tmp_path}
+    exec(source("distributed", name="nccl-debug"), namespace)
+    lines = capsys.readouterr().out.splitlines()
+    assert asked == [{"NCCL_DEBUG": "INFO"}]
+    paths = [line for line in lines if " via " in line]
+    assert len(paths) == 4, lines  # both ranks' channels, not cut off
+    assert lines[-1] == "32 lines of NCCL INFO, 4 of them paths"
+
