@@ -215,3 +215,35 @@ def test_nccl_debug_cell_reads_nccl_log_from_standard_output(monkeypatch, capsys
     assert len(paths) == 4, lines  # both ranks' channels, not cut off
     assert lines[-1] == "32 lines of NCCL INFO, 4 of them paths"
 
+
+# --- measuring: the profiler's table of a CUDA run, the kernels faked away. ---
+
+def test_profiler_cell_records_steps_after_the_start_up(monkeypatch, capsys):
+    # The profiler's own start-up ("Activity Buffer Request", on the H100 the
+    # top row) must fall in the skipped and warm-up steps, not in the table.
+    from torch import profiler
+
+    asked = []
+    real_profile = profiler.profile
+
+    def profile(*, activities, **options):
+        asked.append((list(activities), options))
+        return real_profile(activities=[profiler.ProfilerActivity.CPU], **options)
+
+    randn = torch.randn
+    monkeypatch.setattr(torch, "randn", lambda *size, device=None: randn(*size))
+    monkeypatch.setattr(profiler, "profile", profile)
+    namespace = {}
+    exec(source("measuring", marker="from d2lgpu import"), namespace)
+    namespace["device"] = torch.device("cuda")
+    exec(source("measuring", name="profiler-table"), namespace)
+    (activities, options), = asked
+    assert activities == [profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.CUDA]
+    assert options["profile_memory"] is True
+    plan = options["schedule"]
+    assert [plan(step) for step in range(2)] == [profiler.ProfilerAction.NONE,
+                                                 profiler.ProfilerAction.WARMUP]
+    steps = [e for e in namespace["prof"].key_averages() if e.key == "ProfilerStep*"]
+    assert steps[0].count == 5  # the steps recorded: the third to the seventh
+    table = capsys.readouterr().out
+    assert "matrix-vector" in table and "norm and item" in table
