@@ -216,6 +216,34 @@ def test_nccl_debug_cell_reads_nccl_log_from_standard_output(monkeypatch, capsys
     assert lines[-1] == "32 lines of NCCL INFO, 4 of them paths"
 
 
+# --- copies: loader workers where Python spawns them (macOS, Windows). -------
+
+def test_loader_cell_uses_no_workers_where_they_would_not_find_the_dataset(monkeypatch,
+                                                                          capsys):
+    # A class defined in a notebook cannot be unpickled by a spawned worker:
+    # there the cell keeps the loading in the loop (num_workers=0).
+    import multiprocessing
+
+    made = []
+    namespace = {}
+    exec(source("copies", marker="from d2lgpu import"), namespace)
+    DataLoader = namespace["DataLoader"]
+
+    def loader(*args, **options):
+        made.append(options)
+        return DataLoader(*args, **options)
+
+    namespace["DataLoader"] = loader
+    monkeypatch.setattr(multiprocessing, "get_start_method", lambda *a, **k: "spawn")
+    exec(source("copies", name="loader-workers").replace("step_seconds=0.02",
+                                                         "step_seconds=0.0"),
+         namespace)
+    assert made == [{"batch_size": 32, "num_workers": 0}] * 2
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        "num_workers=0, epoch 1", "num_workers=0, epoch 2"] * 2
+
+
 # --- measuring: the profiler's table of a CUDA run, the kernels faked away. ---
 
 def test_profiler_cell_records_steps_after_the_start_up(monkeypatch, capsys):
