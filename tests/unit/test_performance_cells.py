@@ -4,10 +4,12 @@ nbval runs the chapter here, where every CUDA cell takes its CPU branch. These
 tests run the CUDA branches with ``exec`` in a namespace made by the chapter's
 own cells, with PyTorch's CUDA calls replaced by fakes that behave as the real
 ones do where the cell relies on it: a captured graph replays the captured
-operations into the same output tensor (FakeGraph), allocations past a size
-raise ``torch.OutOfMemoryError``, memory counters record the order in which
-they are called. What the fakes cannot show (speed, the real allocator) is
-for a recorded GPU run to show.
+operations into the same output tensor (FakeGraph), a model compiled with
+reduce-overhead replays into the same output or refuses to show an
+overwritten one (FakeCompiled), allocations past a size raise
+``torch.OutOfMemoryError``, memory counters record the order in which they
+are called. What the fakes cannot show (speed, the real allocator) is for a
+recorded GPU run to show.
 """
 from __future__ import annotations
 
@@ -240,11 +242,11 @@ def test_kept_compiled_output_is_overwritten_and_a_clone_is_not(chapter, capsys,
     run(cell("compiled-outputs"), chapter)
     first, second = capsys.readouterr().out.splitlines()
     if raises:
-        assert first == ("kept output still right: Error: accessing tensor output "
+        assert first == ("output kept as it came: Error: accessing tensor output "
                          "of CUDAGraphs that has been overwritten by a subsequent run")
     else:
-        assert first == "kept output still right: False"
-    assert second == "kept output still right: True"
+        assert first == "output kept as it came: False"
+    assert second == "a clone of it:          True"
 
 
 class CompiledWithHint:
