@@ -195,6 +195,7 @@ def format_time(seconds: float) -> str:
 # measurements are not to be trusted to one decimal.
 NOISE_THRESHOLD = 0.1
 
+
 @dataclass(frozen=True)
 class Measurement:
     """Seconds per call, one value per block, with median, IQR and mean (chapter "Tensors and GPUs")."""
