@@ -171,3 +171,117 @@ def test_memory_counters_cell_on_other_gpus(monkeypatch, capsys, kind, readable)
             "allocated:", "reserved:", "peak:"], lines
     else:
         assert lines == [f"{kind}: no memory counters for it in this PyTorch."]
+
+
+# --- distributed: NCCL's log, on two GPUs this machine lacks. ----------------
+
+def nccl_log(rank, pid):
+    """Lines NCCL_DEBUG=INFO prints for one rank, start-up first, paths later."""
+    head = f"gpu-host:{pid}:{pid} [{rank}] NCCL INFO"
+    startup = [f"{head} Bootstrap: Using eth0:10.0.0.2<0>",
+               f"{head} cudaDriverVersion 13000",
+               f"{head} NCCL version 2.27.7+cuda13.0",
+               f"{head} NET/Plugin: Could not find: libnccl-net.so.",
+               f"{head} NET/IB : No device found.",
+               f"{head} NET/Socket : Using [0]eth0:10.0.0.2<0>",
+               f"{head} Using network Socket",
+               f"{head} ncclCommInitRankConfig comm 0x55d0 rank {rank} nranks 2",
+               f"{head} Setting affinity for GPU {rank} to ffff",
+               f"{head} comm 0x55d0 rank {rank} nRanks 2 nNodes 1 localRanks 2",
+               f"{head} Channel 00/02 : 0 1",
+               f"{head} Channel 01/02 : 0 1",
+               f"{head} P2P Chunksize set to 524288",
+               f"{head} Connected all rings"]
+    peer = 1 - rank
+    paths = [f"{head} Channel {c:02d}/0 : {rank}[{rank}] -> {peer}[{peer}] "
+             "via P2P/CUMEM/read" for c in range(2)]
+    return startup + paths
+
+
+def test_nccl_debug_cell_reads_nccl_log_from_standard_output(monkeypatch, capsys,
+                                                            tmp_path):
+    # NCCL writes its log to standard output (stdout unless NCCL_DEBUG_FILE
+    # is set); the paths (" via ") come after its start-up lines.
+    import d2lgpu.launch
+    from d2lgpu.launch import Run
+
+    stdout = "\n".join(["world size 2, backend nccl, device type cuda"]
+                       + nccl_log(0, 101) + nccl_log(1, 102)
+                       + ["trained 3 epochs in 0.52 s"]) + "\n"
+    asked = []
+
+    def launch(script, *args, env=None, **kwargs):
+        asked.append(env)
+        return Run(str(script), [], "run", 1, 0, 1.0, stdout, "torchrun's banner\n")
+
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(d2lgpu.launch, "launch", launch)
+    namespace = {"torch": torch, "d2lgpu": d2lgpu, "SCRIPT": Path("ddp_train.py"),
+                 "workdir": tmp_path}
+    exec(source("distributed", name="nccl-debug"), namespace)
+    lines = capsys.readouterr().out.splitlines()
+    assert asked == [{"NCCL_DEBUG": "INFO"}]
+    paths = [line for line in lines if " via " in line]
+    assert len(paths) == 4, lines  # both ranks' channels, not cut off
+    assert lines[-1] == "32 lines of NCCL INFO, 4 of them paths"
+
+
+# --- copies: loader workers where Python spawns them (macOS, Windows). -------
+
+def test_loader_cell_uses_no_workers_where_they_would_not_find_the_dataset(monkeypatch,
+                                                                          capsys):
+    # A class defined in a notebook cannot be unpickled by a spawned worker:
+    # there the cell keeps the loading in the loop (num_workers=0).
+    import multiprocessing
+
+    made = []
+    namespace = {}
+    exec(source("copies", marker="from d2lgpu import"), namespace)
+    DataLoader = namespace["DataLoader"]
+
+    def loader(*args, **options):
+        made.append(options)
+        return DataLoader(*args, **options)
+
+    namespace["DataLoader"] = loader
+    monkeypatch.setattr(multiprocessing, "get_start_method", lambda *a, **k: "spawn")
+    exec(source("copies", name="loader-workers").replace("step_seconds=0.02",
+                                                         "step_seconds=0.0"),
+         namespace)
+    assert made == [{"batch_size": 32, "num_workers": 0}] * 2
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        "num_workers=0, epoch 1", "num_workers=0, epoch 2"] * 2
+
+
+# --- measuring: the profiler's table of a CUDA run, the kernels faked away. ---
+
+def test_profiler_cell_records_steps_after_the_start_up(monkeypatch, capsys):
+    # The profiler's own start-up ("Activity Buffer Request", on the H100 the
+    # top row) must fall in the skipped and warm-up steps, not in the table.
+    from torch import profiler
+
+    asked = []
+    real_profile = profiler.profile
+
+    def profile(*, activities, **options):
+        asked.append((list(activities), options))
+        return real_profile(activities=[profiler.ProfilerActivity.CPU], **options)
+
+    randn = torch.randn
+    monkeypatch.setattr(torch, "randn", lambda *size, device=None: randn(*size))
+    monkeypatch.setattr(profiler, "profile", profile)
+    namespace = {}
+    exec(source("measuring", marker="from d2lgpu import"), namespace)
+    namespace["device"] = torch.device("cuda")
+    exec(source("measuring", name="profiler-table"), namespace)
+    (activities, options), = asked
+    assert activities == [profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.CUDA]
+    assert options["profile_memory"] is True
+    plan = options["schedule"]
+    assert [plan(step) for step in range(2)] == [profiler.ProfilerAction.NONE,
+                                                 profiler.ProfilerAction.WARMUP]
+    steps = [e for e in namespace["prof"].key_averages() if e.key == "ProfilerStep*"]
+    assert steps[0].count == 5  # the steps recorded: the third to the seventh
+    table = capsys.readouterr().out
+    assert "matrix-vector" in table and "norm and item" in table
