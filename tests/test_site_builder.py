@@ -333,3 +333,17 @@ def test_build_commands_are_strict(tmp_path):
     ja = site.build_command("ja", tmp_path / "ja", tmp_path / "ja" / "src")
     assert ja[:4] == ["build", "-W", "-n", "--keep-going"]
     assert ja[4:] == [str(tmp_path / "ja" / "src"), "--path-output", str(tmp_path / "ja")]
+
+
+def test_ctrl_c_ends_the_builds_and_says_so_in_one_line(book, monkeypatch, capsys):
+    book.hang.add("en")
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(site, "pair_problems", interrupted)
+    assert book.main() == 130
+    assert capsys.readouterr().err == ("site: interrupted; its builds were ended, and the next "
+                                       "build starts afresh\n")
+    assert book.pids and not any(_alive(pid) for pid in book.pids)
+    assert (book.folder / "i18n" / ".unfinished").exists()

@@ -487,6 +487,10 @@ def main(argv: list[str] | None = None) -> int:
     except Locked as error:
         print(error, file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("site: interrupted; its builds were ended, and the next build starts afresh",
+              file=sys.stderr)
+        return 130
     if status == 0:
         print(f"site: open {folder / 'html' / 'index.html'}")
     return status
