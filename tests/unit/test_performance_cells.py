@@ -211,7 +211,8 @@ def test_step_peak_resets_before_the_step_and_reads_after(chapter, monkeypatch, 
     assert "peak during the step:    2.93 KiB" in out
 
 
-def test_step_peak_on_another_gpu_reads_torch_accelerator(chapter, monkeypatch, capsys):
+def test_step_peak_on_another_gpu_reads_torch_accelerator(chapter, monkeypatch, capsys,
+                                                         torch_accelerator):
     log = []
     source = step_namespace(chapter, monkeypatch, log)
     chapter["device"] = torch.device("xpu")
@@ -221,7 +222,8 @@ def test_step_peak_on_another_gpu_reads_torch_accelerator(chapter, monkeypatch, 
     assert log == ["step", "allocated", "reset", "allocated", "step", "peak"]
 
 
-def test_step_peak_on_a_backend_without_counters_says_so(chapter, monkeypatch, capsys):
+def test_step_peak_on_a_backend_without_counters_says_so(chapter, monkeypatch, capsys,
+                                                       torch_accelerator):
     log = []
     source = step_namespace(chapter, monkeypatch, log)
     chapter["device"] = torch.device("mps")
@@ -258,7 +260,9 @@ def test_oom_cell_halves_the_batch_until_it_fits(chapter, monkeypatch, capsys):
     def randn_on_a_small_gpu(n, *size, device=None, **kwargs):
         tried.append(n)
         if n > 3000:  # this GPU holds 3000 examples
-            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate ...")
+            # As the chapter catches it: torch.OutOfMemoryError is new in PyTorch 2.5.
+            raise getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)(
+                "CUDA out of memory. Tried to allocate ...")
         return randn(1, 1)
 
     monkeypatch.setattr(torch, "randn", randn_on_a_small_gpu)
