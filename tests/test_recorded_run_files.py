@@ -17,8 +17,11 @@ MACHINE = "nvidia-h100"
 
 @pytest.fixture
 def corrupt(tmp_path, monkeypatch):
-    """A copy of runs/ whose nvidia-h100/run.json lost its first brace."""
-    shutil.copytree(ROOT / "runs", tmp_path / "runs")
+    """A copy of runs/nvidia-h100 (run.json and one notebook) whose run.json lost its
+    first brace."""
+    (tmp_path / "runs" / MACHINE).mkdir(parents=True)
+    for name in ("run.json", "devices.ipynb"):
+        shutil.copy(ROOT / "runs" / MACHINE / name, tmp_path / "runs" / MACHINE)
     path = tmp_path / "runs" / MACHINE / "run.json"
     text = path.read_text()
     assert text.startswith("{\n")
