@@ -72,7 +72,7 @@ def book(monkeypatch, tmp_path):
     monkeypatch.setattr(site, "inputs_hash", lambda: made.inputs)
     monkeypatch.setattr(site, "work_key", lambda: made.key)
     monkeypatch.setattr(site, "_fork_build", made.fork_build)
-    monkeypatch.setattr(site, "GRACE", 2)
+    monkeypatch.setattr(site, "GRACE", 0.5)
     monkeypatch.delenv("CI", raising=False)
     handler = signal.getsignal(signal.SIGTERM)
     yield made
