@@ -432,7 +432,7 @@ def _print_pdfs(new: Path) -> bool:
 def build(folder: Path = BUILD) -> int:
     """Build and publish folder/html unless it is up to date; 0 on success (the lock held)."""
     site, stamp, work = folder / "html", folder / ".site-inputs.sha256", folder / "i18n"
-    digest = inputs_hash()
+    digest = inputs_hash()  # asks Chromium its version: once, before the forks inherit it
     if (site / "index.html").is_file() and stamp.is_file() and stamp.read_text().strip() == digest:
         print("site: up to date (nothing it is built from changed since the last build)")
         return 0
@@ -451,6 +451,9 @@ def build(folder: Path = BUILD) -> int:
     work.mkdir(parents=True, exist_ok=True)
     key_file.write_text(key)
     unfinished.write_text(f"pid {os.getpid()}\n")
+    for name in PRELOAD:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)  # the build says what is missing
     if _editions(work):
         return 1
     unfinished.unlink()
@@ -479,10 +482,6 @@ def main(argv: list[str] | None = None) -> int:
     folder = args.build.resolve()
     try:
         with locked(folder):
-            for name in PRELOAD:
-                with contextlib.suppress(ImportError):
-                    importlib.import_module(name)  # the build says what is missing
-            chromium.version()  # asked once, before the forks, which inherit the answer
             status = build(folder)
     except Locked as error:
         print(error, file=sys.stderr)
