@@ -83,7 +83,8 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # errors (coloured or not), an extension's error, and a traceback's last line.
 PROBLEM = re.compile(r"\b(WARNING|ERROR|CRITICAL)\b|^(Extension|Sphinx|Configuration|Theme) error"
                      r"|^Handler <|^Exception occurred|^\w+(\.\w+)*(Error|Exception): ")
-# myst-nb numbers a notebook's lines from (cell index + 1) * 10000.
+# myst-nb numbers a notebook's lines from (cell index + 1) * 10000 + 1, and a
+# warning names the line after that (as in a .md): 10012 is the cell's line 10, from 0.
 NOTEBOOK_LINE = re.compile(r"(?P<path>\S+\.ipynb):(?P<line>\d{5,})")
 GRACE = 10  # seconds a build has to end after SIGTERM, before SIGKILL
 # What builds before the work folders left in the build folder (removed once).
@@ -248,7 +249,7 @@ def _md_line(match: re.Match) -> str:
     """``x.ipynb:10012`` as the line of x.md that holds it, where x.md is its twin."""
     path, line = Path(match["path"]), int(match["line"])
     md = path.resolve().with_suffix(".md")
-    found = notebooks.md_line(md, line // 10000 - 1, line % 10000 - 1) if md.is_file() else None
+    found = notebooks.md_line(md, line // 10000 - 1, line % 10000 - 2) if md.is_file() else None
     return f"{_shown(md)}:{found}" if found else match.group(0)
 
 
