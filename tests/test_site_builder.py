@@ -42,21 +42,19 @@ class Book:
 
     def fork_build(self, code, out, log, src=None):
         self.started.append(code)
-        pid = os.fork()
-        if pid == 0:
-            status = 1
-            try:
-                html = out / "_build" / "html"
-                html.mkdir(parents=True, exist_ok=True)
-                link = book_pdf.link(code, "chapters/intro") if chromium.version() else ""
-                (html / "index.html").write_text(f"{code} {self.inputs}\n{link}<p>text</p>\n")
-                (out / "_build" / "jupyter_execute").mkdir(exist_ok=True)
-                log.write_text(self.fail.get(code, "reading sources\nbuilt\n"))
-                while code in self.hang:
-                    time.sleep(0.05)
-                status = 1 if code in self.fail else 0
-            finally:
-                os._exit(status)
+
+        def child() -> int:
+            html = out / "_build" / "html"
+            html.mkdir(parents=True, exist_ok=True)
+            link = book_pdf.link(code, "chapters/intro") if chromium.version() else ""
+            (html / "index.html").write_text(f"{code} {self.inputs}\n{link}<p>text</p>\n")
+            (out / "_build" / "jupyter_execute").mkdir(exist_ok=True)
+            log.write_text(self.fail.get(code, "reading sources\nbuilt\n"))
+            while code in self.hang:
+                time.sleep(0.05)
+            return 1 if code in self.fail else 0
+
+        pid = site._fork(child)  # as the real builds are forked
         self.pids.append(pid)
         return pid
 
@@ -349,3 +347,18 @@ def test_ctrl_c_ends_the_builds_and_says_so_in_one_line(book, monkeypatch, capsy
                                        "build starts afresh\n")
     assert book.pids and not any(_alive(pid) for pid in book.pids)
     assert (book.folder / "i18n" / ".unfinished").exists()
+
+
+def test_a_fork_takes_sigterm_as_its_end_never_as_this_process():
+    # With this process's handler, a SIGTERM right after the fork raised SystemExit
+    # in the child, which then went on as a second copy of the test run.
+    handler = signal.signal(signal.SIGTERM, site._stop)
+    try:
+        pid = site._fork(lambda: 0 if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL else 3)
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+        for _ in range(20):  # some land before the child has done anything
+            pid = site._fork(lambda: time.sleep(30) or 0)
+            os.kill(pid, signal.SIGTERM)
+            assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == -signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, handler)

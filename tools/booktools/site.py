@@ -179,18 +179,40 @@ def _end_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _fork_build(code: str, out: Path, log: Path, src: Path | None = None) -> int:
-    """Start one build in a child process, its output in log; return the child's pid."""
+def _fork(child) -> int:
+    """Run child() in a forked process that exits with what it returns; return its pid.
+
+    SIGTERM and SIGINT are blocked across the fork: the child takes them with
+    their default action (it ends), never with this process's handlers, which
+    would have it go on as a second copy of this process.
+    """
     sys.stdout.flush()
     sys.stderr.flush()
     parent = os.getpid()
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
     pid = os.fork()
     if pid:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         return pid
     status = 1
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         _end_with_parent(parent)
+        status = child()
+    except BaseException:  # noqa: BLE001 - the child reports everything, then exits
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+
+def _fork_build(code: str, out: Path, log: Path, src: Path | None = None) -> int:
+    """Start one build in a child process, its output in log; return the child's pid."""
+
+    def child() -> int:
         fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(fd, 1)
         os.dup2(fd, 2)
@@ -198,15 +220,11 @@ def _fork_build(code: str, out: Path, log: Path, src: Path | None = None) -> int
         try:
             jupyter_book(build_command(code, out, src), prog_name="jupyter-book",
                          standalone_mode=False)
-            status = 0
         except SystemExit as stop:
-            status = stop.code if isinstance(stop.code, int) else 1
-    except BaseException:  # noqa: BLE001 - the child reports everything, then exits
-        traceback.print_exc()
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(status)
+            return stop.code if isinstance(stop.code, int) else 1
+        return 0
+
+    return _fork(child)
 
 
 def _wait(builds: dict[str, int]) -> list[str]:
