@@ -211,18 +211,18 @@ class Trainer:
         return self.gpus[0] if self.gpus else devices.cpu()
 
     def prepare_data(self, data) -> None:
-        """Ask ``data`` for its dataloaders (pinned when training on an accelerator but MPS) and count their batches."""
+        """Ask ``data`` for its dataloaders (pinned when training on an accelerator but MPS) and count their batches (None: a loader without a length, such as one of an IterableDataset)."""
         if isinstance(data, DataModule):
             data.pin_memory = self.device.type not in ("cpu", "mps")
         self.train_dataloader = data.train_dataloader()
         self.val_dataloader = data.val_dataloader()
-        self.num_train_batches = len(self.train_dataloader)
+        self.num_train_batches = _length(self.train_dataloader)
         if self.num_train_batches == 0:
             raise ValueError(
                 "Trainer.fit(model, data): data.train_dataloader() has no "
                 "batches")
         self.num_val_batches = (0 if self.val_dataloader is None
-                                else len(self.val_dataloader))
+                                else _length(self.val_dataloader))
 
     def prepare_model(self, model):
         """Link ``model`` to this trainer and move it to ``self.device`` when that is an accelerator."""
@@ -277,8 +277,10 @@ class Trainer:
             train_sum = weighted if train_sum is None else train_sum + weighted
             train_count += size
             self.train_batch_idx += 1
+        if train_sum is None:
+            raise ValueError(_no_batches("train", self.epoch))
         log = [train_sum / train_count]
-        if self.val_dataloader is not None and self.num_val_batches > 0:
+        if self.val_dataloader is not None and self.num_val_batches != 0:
             model.eval()
             val_sum, val_count = None, 0
             with torch.no_grad():
@@ -289,6 +291,8 @@ class Trainer:
                     val_sum = weighted if val_sum is None else val_sum + weighted
                     val_count += size
                     self.val_batch_idx += 1
+            if val_sum is None:
+                raise ValueError(_no_batches("val", self.epoch))
             log.append(val_sum / val_count)
         # The one copy of the loss log to the host this epoch (a wait for the device).
         values = torch.stack(log).tolist()
@@ -301,3 +305,19 @@ class Trainer:
             self.board.draw(x, values[0], "train", refresh=len(values) == 1)
             if len(values) > 1:
                 self.board.draw(x, values[1], "val")
+
+
+def _length(loader) -> int | None:
+    """How many batches ``loader`` gives, or None where it cannot say (an IterableDataset's DataLoader, a generator)."""
+    try:
+        return len(loader)
+    except TypeError:
+        return None
+
+
+def _no_batches(which: str, epoch: int) -> str:
+    """Why an epoch cannot log a loss: its loader gave no batch, and what to pass instead."""
+    return (f"Trainer.fit(model, data): data.{which}_dataloader() gave no batches "
+            f"in epoch {epoch + 1}; an iterator is used up after one pass, so "
+            f"return a DataLoader (or another iterable that can be iterated "
+            f"again) that gives at least one batch")

@@ -7,11 +7,21 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
 python="${PYTHON:-}"
 if [ -z "$python" ]; then
-  for candidate in python3.11 python3.12 python3.10 python3.13 python3; do
+  for candidate in python3.11 python3.12 python3.13 python3; do
     if command -v "$candidate" >/dev/null 2>&1; then python="$candidate"; break; fi
   done
 fi
 if [ ! -x "$venv/bin/python" ]; then
+  # requirements.txt pins releases that need Python 3.11 or later (numpy,
+  # matplotlib, sphinx-book-theme, sphinx-design, ipykernel); d2lgpu alone
+  # installs on 3.10 too (pyproject.toml).
+  found="$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true)"
+  case "$found" in
+    3.11|3.12|3.13) ;;
+    *) echo "setup: the book's build and tests need Python 3.11 to 3.13, and $python is" \
+         "${found:+Python }${found:-no Python}: name one with PYTHON=/path/to/python3.11" >&2
+       exit 1 ;;
+  esac
   echo "setup: creating $venv with $($python --version)"
   "$python" -m venv "$venv"
 fi

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# nbval over chapters/ under PyTorch's CUDA build with no GPU visible: what
-# `pip install torch` gives on Linux and what a Colab CPU runtime has. The
-# stored outputs (recorded with the CPU-only build) must hold there too.
+# d2lgpu's unit tests and nbval over chapters/ under PyTorch's CUDA build with
+# no GPU visible: what `pip install torch` gives on Linux and what a Colab CPU
+# runtime has. The fakes of the unit tests must stand in for a GPU there too
+# (a CUDA build lists its architectures without a GPU), and the stored
+# outputs (recorded with the CPU-only build) must hold.
 #
 # Creates .venv-cuda/ (git-ignored) the first time, with requirements.txt and
 # its pinned torch as PyPI's CUDA build (~5.5 GB with its nvidia-* wheels),
-# then runs `CUDA_VISIBLE_DEVICES= pytest chapters` (nbval with
+# then runs `CUDA_VISIBLE_DEVICES= pytest tests/unit chapters` (nbval with
 # tests/sanitize.cfg, as pyproject.toml sets). Extra arguments go to pytest
-# (e.g. chapters/devices.ipynb). Where a local wheel or index gives a CPU-only
+# instead (e.g. chapters/devices.ipynb). Where a local wheel or index gives a CPU-only
 # build of the pinned version instead (as on the book's CI machine), the
 # script says so and stops: set CUDA_TORCH_VERSION to a version whose CUDA
 # build pip does get there (e.g. CUDA_TORCH_VERSION=2.14.1).
@@ -49,11 +51,11 @@ assert torch.version.cuda, (
 assert not torch.cuda.is_available(), "a GPU is visible; this script tests the no-GPU case"
 print(f"test-cuda-build: torch {torch.__version__} (CUDA {torch.version.cuda}), no GPU visible")
 PY
-[ $# -gt 0 ] || set -- chapters
+[ $# -gt 0 ] || set -- tests/unit chapters
 start=$(date +%s)
 set +e
 # Plain pytest: its options (nbval, the sanitizer, workers) are in pyproject.toml.
 CUDA_VISIBLE_DEVICES= "$venv/bin/python" -m pytest -q "$@"
 rc=$?
-echo "test-cuda-build: nbval ran in $(( $(date +%s) - start )) s (exit $rc)"
+echo "test-cuda-build: pytest $* ran in $(( $(date +%s) - start )) s (exit $rc)"
 exit $rc

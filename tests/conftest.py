@@ -16,7 +16,7 @@ BUILD_LOG = BUILD / "site-build.log"  # the site build of this test run: exit co
 BUILD_TIMEOUT = 600  # seconds; the build executes nothing
 # The tests that read the built site (a run that selects none builds nothing).
 SITE_TESTS = (ROOT / "tests" / "test_site_build.py", ROOT / "tests" / "test_pdf.py",
-              ROOT / "tests" / "browser")
+              ROOT / "tests" / "test_reproducible_build.py", ROOT / "tests" / "browser")
 
 # The order in which the xdist workers get the test files (--no-loadscope-reorder
 # in pyproject.toml keeps it): long ones first, so that the short unit tests

@@ -85,7 +85,14 @@ def test_an_english_code_edit_is_carried_over_by_sync(book):
     for suffix in (".md", ".ipynb"):  # as refresh.sh would leave them
         _edit(chapters / f"devices{suffix}", CODE, new)
     problems = i18n.structure_problems("zh-CN", "devices", chapters, root)
-    assert len(problems) == 1 and "differs from English in its source" in problems[0]
+    # The file and line of the cell, counted from 1 as a reader counts, and the command.
+    text = i18n.source("zh-CN", "devices", root).read_text()
+    line = text[:text.index(CODE)].count("\n")  # the ```{code-cell} line above the code
+    assert text.splitlines()[line - 1].startswith("```{code-cell}")
+    number = text[:text.index(CODE)].count("```{code-cell}")
+    assert problems == [f"i18n/zh-CN/chapters/devices.md:{line}: code cell {number} differs from "
+                        "English's in its source: python -m booktools.i18n sync zh-CN copies "
+                        "English's"]
     assert not i18n.lags("zh-CN", "devices", chapters, root)  # no prose changed
     heading = next(line for line in i18n.source("zh-CN", "devices", root).read_text().splitlines()
                    if line.startswith("# "))
@@ -102,6 +109,68 @@ def test_sync_refuses_a_new_english_cell_and_writes_nothing(book):
     with pytest.raises(ValueError, match="13 code cells|place the new or removed cells"):
         i18n.sync(["zh-CN"], chapters, root)
     assert {p: p.read_bytes() for p in (root / "zh-CN" / "chapters").iterdir()} == before
+
+
+def test_sync_refuses_an_english_notebook_with_unexecuted_cells_and_writes_nothing(book):
+    # refresh.sh --no-execute leaves an edited cell without outputs: sync would
+    # copy that loss into every translation.
+    chapters, root = book
+    path = chapters / "devices.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    code[2].outputs, code[2].execution_count = [], None
+    nbformat.write(nb, path)
+    before = {p: p.read_bytes() for p in (root / "zh-CN" / "chapters").iterdir()}
+    with pytest.raises(ValueError, match=r"nothing written.*\n.*chapters/devices.ipynb: code "
+                       r"cells 3 have no stored outputs .*bash scripts/refresh.sh "
+                       r"chapters/devices.md"):
+        i18n.sync(["zh-CN"], chapters, root)
+    assert {p: p.read_bytes() for p in (root / "zh-CN" / "chapters").iterdir()} == before
+
+
+def test_a_translation_that_is_not_utf8_is_named_with_its_line(book):
+    chapters, root = book
+    path = i18n.source("zh-CN", "devices", root)
+    text = path.read_text()
+    line = text[:text.index("\n## ")].count("\n") + 2
+    path.write_bytes(text.replace("\n## ", "\n## caf\xe9 ".replace("\xe9", "\udce9"), 1)
+                     .encode("utf-8", "surrogateescape"))
+    with pytest.raises(ValueError) as error:
+        i18n.structure_problems("zh-CN", "devices", chapters, root)
+    assert str(error.value) == (f"{path}:{line}: not UTF-8 (byte 0xe9): save the file as UTF-8")
+
+
+def test_a_bad_code_cell_option_in_a_translation_is_named_with_its_line(book):
+    chapters, root = book
+    path = i18n.source("zh-CN", "devices", root)
+    _edit(path, ":tags: [", ":tags: [[")
+    text = path.read_text()
+    line = text[:text.index(":tags: [[")].count("\n")  # the cell's first line
+    with pytest.raises(ValueError, match=rf"devices.md:{line}: jupytext cannot read it .*"
+                                         r"mend that cell's options"):
+        i18n.structure_problems("zh-CN", "devices", chapters, root)
+
+
+@pytest.mark.parametrize("args, said", [
+    (["stamp", "xx", "devices"], "no edition 'xx'"),
+    (["stamp", "en", "devices"], "English is what the editions translate"),
+    (["stamp", "ja", "devices", "nosuch"], "no English chapter 'nosuch'"),
+])
+def test_stamp_refuses_in_one_line_and_writes_nothing(args, said, capsys, monkeypatch):
+    written = []
+    monkeypatch.setattr(i18n, "_write", lambda *a: written.append(a))
+    assert i18n.main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("i18n: ") and said in err and len(err.strip().splitlines()) == 1
+    assert written == []  # ja devices exists, but nothing is stamped before every name is checked
+
+
+def test_stamp_refuses_a_translation_not_written_yet(book):
+    chapters, root = book
+    shutil.copy(i18n.CHAPTERS / "tensors.md", chapters)
+    with pytest.raises(ValueError, match=r"i18n/zh-CN/chapters/tensors.md does not exist: "
+                                         r"translate chapters/tensors.md into it first"):
+        i18n.stamp("zh-CN", "tensors", chapters, root)
 
 
 @pytest.mark.parametrize("old, new, expected", [
@@ -141,11 +210,14 @@ def test_the_editions_file_needs_english_first_and_every_word(tmp_path):
 
 
 def test_a_stage_links_the_book_and_sets_the_edition(tmp_path):
-    src = i18n.stage("ja", tmp_path, tmp_path / "html")
-    assert i18n.stage("ja", tmp_path, tmp_path / "html") == src  # a second call changes nothing
+    src = i18n.stage("ja", tmp_path)
+    assert i18n.stage("ja", tmp_path) == src  # a second call changes nothing
     assert (src / "chapters").resolve() == (i18n.I18N / "ja" / "chapters").resolve()
     assert (src / "runs").resolve() == (i18n.ROOT / "runs").resolve()
-    assert (src.parent / "_build" / "html").resolve() == (tmp_path / "html" / "ja").resolve()
+    # The edition's output stays in its own folder (booktools.site puts the
+    # editions together): no link into another edition's site.
+    out = src.parent / "_build"
+    assert out.is_dir() and not out.is_symlink() and not (out / "html").exists()
     config = yaml.safe_load((src / "_config.yml").read_text())
     ja = i18n.language("ja")
     assert config["sphinx"]["config"]["language"] == ja.sphinx

@@ -85,6 +85,9 @@ terms:
 """
 
 
+A_GLOSSARY = "terms:\n  - en: device\n    term: X\n    avoid: [never-used-form]\n"
+
+
 @pytest.fixture
 def edition(tmp_path):
     """i18n/<code>/chapters/{demo,other}.md of each edition, a zh-CN glossary and ja's."""
@@ -95,6 +98,7 @@ def edition(tmp_path):
         (root / code / "chapters" / "other.md").write_text(OTHER[code])
     (root / "zh-CN" / "glossary.yml").write_text(GLOSSARY)
     shutil.copy(i18n.glossary_file("ja"), root / "ja" / "glossary.yml")  # the edition's own
+    (root / "pt-BR" / "glossary.yml").write_text(A_GLOSSARY)  # every edition has one
     return root
 
 
@@ -206,6 +210,7 @@ def test_a_figure_of_the_english_prose_missing_from_a_translation_is_named(tmp_p
     path = root / code / "chapters" / "demo.md"
     path.parent.mkdir(parents=True)
     path.write_text(texts[code])
+    (root / code / "glossary.yml").write_text(A_GLOSSARY)
     assert i18n.rule_problems(code, "demo", root, chapters) == []
     assert old in texts[code]
     path.write_text(texts[code].replace(old, new))
@@ -270,7 +275,7 @@ def test_reflow_refuses_an_edition_that_wraps_freely_and_a_translation_behind_en
     path = i18n.source("zh-CN", "tensors", root)
     path.write_text(path.read_text().replace("import torch\n", "import torch as t\n", 1))
     before = {p: p.read_bytes() for p in (root / "zh-CN").rglob("*") if p.is_file()}
-    with pytest.raises(ValueError, match=r"(?s)nothing written: run sync first.*tensors.md: code"):
+    with pytest.raises(ValueError, match=r"(?s)nothing written: run sync first.*tensors.md:\d+: code"):
         i18n.reflow("zh-CN", ["devices", "tensors"], chapters, root)
     assert {p: p.read_bytes() for p in (root / "zh-CN").rglob("*") if p.is_file()} == before
 
@@ -305,8 +310,25 @@ def test_a_bad_glossary_names_its_file_and_entry(tmp_path, text, error):
         glossary.load(path)
 
 
+@pytest.mark.parametrize("text", [None, "", "# only a comment\n", "terms:\n", "terms: []\n"])
+def test_a_missing_or_empty_glossary_is_an_error_naming_its_file(tmp_path, text):
+    # Without terms the glossary checks would be off without a word.
+    path = tmp_path / "glossary.yml"
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(ValueError, match=re.escape(f"{path}: ") + "(missing|no terms).*git checkout"):
+        glossary.load(path)
+
+
+@pytest.mark.parametrize("planted", ["missing", "empty"])
+def test_check_names_a_missing_or_empty_glossary(edition, planted):
+    path = edition / "ja" / "glossary.yml"
+    path.unlink() if planted == "missing" else path.write_text("")
+    problems = i18n.rule_problems("ja", "demo", edition)
+    assert len(problems) == 1 and problems[0].startswith("i18n/ja/glossary.yml: ")
+
+
 def test_a_glossary_finds_avoided_forms_but_not_inside_allowed_strings_or_its_term(tmp_path):
-    assert glossary.load(tmp_path / "missing.yml") == []
     path = tmp_path / "glossary.yml"
     path.write_text("terms:\n  - en: example\n    term: 例示\n    avoid: [例]\n"
                     "    allow: [例えば, 例外]\n")

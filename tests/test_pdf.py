@@ -20,7 +20,7 @@ FOOTER = re.compile(r"(\d+) / (\d+)\s*$")  # booktools.pdf.FOOTER, as text
 
 @pytest.fixture(scope="module")
 def readers(built_site) -> dict[str, pypdf.PdfReader]:
-    if chromium.available() is None:
+    if chromium.version() is None:
         pytest.skip(f"no Chromium at {chromium.executable()}: the build printed no PDF "
                     "(.ci/packages installs Debian's chromium)")
     return {code: pypdf.PdfReader(built_site / pdf.site_path(code)) for code in CODES}

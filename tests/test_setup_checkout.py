@@ -84,3 +84,18 @@ def test_booktools_refuses_to_build_from_another_checkout(tmp_path):
                            f"would build that book; bash scripts/setup.sh in "
                            f"{tmp_path.resolve()} installs its own\n")
     assert list(tmp_path.iterdir()) == [tmp_path / "_config.yml"]
+
+
+def test_setup_refuses_a_python_the_pins_do_not_install_on(tmp_path):
+    # requirements.txt pins releases that need 3.11; on 3.10, pip failed halfway.
+    book = checkout(tmp_path / "book")
+    old = tmp_path / "python3.10"
+    old.write_text(f"#!/usr/bin/env bash\n[ \"$1\" = -c ] && echo 3.10 && exit 0\n"
+                   f"echo created >> {tmp_path / 'used'}\n")
+    old.chmod(0o755)
+    proc = subprocess.run(["bash", "scripts/setup.sh"], cwd=book, capture_output=True, text=True,
+                          timeout=60, env={"PATH": "/usr/bin:/bin", "PYTHON": str(old)})
+    assert proc.returncode == 1
+    assert proc.stderr == (f"setup: the book's build and tests need Python 3.11 to 3.13, and "
+                           f"{old} is Python 3.10: name one with PYTHON=/path/to/python3.11\n")
+    assert not (book / ".venv").exists() and not (tmp_path / "used").exists()

@@ -83,6 +83,15 @@ def test_mathjax_copy_leaves_out_what_a_chtml_page_never_loads():
     assert not gone("input/mml/entities.js") and not gone("a11y/explorer.js")
 
 
+def test_each_edition_keeps_its_build_files_to_itself(built_site):
+    # A translation's myst-nb and recorded-run files once landed in the English
+    # site: unlinked, and whichever edition finished last won.
+    for edition in ["", *(f"{lang.code}/" for lang in i18n.translations())]:
+        for name in ("jupyter_execute", "recorded_runs", ".doctrees"):
+            assert not (built_site / edition / name).exists(), f"{edition}{name}"
+    assert not (built_site.parent / ".html.new").exists()
+
+
 def test_every_page_of_every_edition_names_the_licences(built_site):
     # html.extra_footer, linked at the repository _config.yml names (booktools.repo set).
     address = repo.configured()

@@ -7,7 +7,7 @@ test). Nothing here touches a real GPU: tests that need one are marked
 applies tests/sanitize.cfg as nbval does, so output checks follow the file.
 """
 
-from types import SimpleNamespace
+from types import ModuleType, SimpleNamespace
 
 import pytest
 import torch
@@ -18,10 +18,24 @@ from d2lgpu import devices
 
 @pytest.fixture(autouse=True)
 def torch_xpu(monkeypatch):
-    """A bare ``torch.xpu`` where this torch has none (2.1 to 2.3), for fakes to fill."""
+    """A ``torch.xpu`` with no device where this torch has none (before 2.4), for fakes to fill.
+
+    It answers what torch itself asks of any ``torch.xpu`` (``manual_seed``
+    asks ``_is_in_bad_fork`` in 2.2) and what d2lgpu asks of an accelerator.
+    """
     if not hasattr(torch, "xpu"):
-        monkeypatch.setattr(torch, "xpu", SimpleNamespace(is_available=lambda: False),
-                            raising=False)
+        monkeypatch.setattr(torch, "xpu", SimpleNamespace(
+            is_available=lambda: False, device_count=lambda: 0, _is_in_bad_fork=lambda: False,
+            current_device=lambda: 0, synchronize=lambda device=None: None), raising=False)
+
+
+@pytest.fixture
+def torch_accelerator(monkeypatch):
+    """``torch.accelerator``, or an empty stand-in where this torch has none (before 2.6),
+    for fakes to fill; it is removed again after the test."""
+    if not hasattr(torch, "accelerator"):
+        monkeypatch.setattr(torch, "accelerator", ModuleType("torch.accelerator"), raising=False)
+    return torch.accelerator
 
 
 def fake_hardware(monkeypatch, cuda=0, mps=False, xpu=0):

@@ -210,9 +210,13 @@ def fake_cuda_memory(monkeypatch):
         asked.append(i)
         return 30 * gib, 40 * gib  # 10 GiB used
 
+    # As a GPU's properties have them (the report reads the compute capability);
+    # a CUDA build lists its architectures even without a GPU, so the list is
+    # this fake's too: empty, no kernel line to compare (tests/unit/test_cuda_arch.py).
     monkeypatch.setattr(torch.cuda, "get_device_properties",
-                        lambda i: SimpleNamespace(name=names[i],
-                                                  total_memory=40 * gib))
+                        lambda i: SimpleNamespace(name=names[i], total_memory=40 * gib,
+                                                  major=8, minor=0))
+    monkeypatch.setattr(torch.cuda, "get_arch_list", lambda: [])
     monkeypatch.setattr(torch.cuda, "mem_get_info", mem_get_info)
     monkeypatch.setattr(torch.cuda, "memory_allocated", lambda i: 512 * mib)
     monkeypatch.setattr(torch.cuda, "memory_reserved", lambda i: gib)
@@ -366,7 +370,8 @@ def test_memory_counters_cuda_counts_with_torch_cuda_and_the_cpu_has_none():
 
 
 @pytest.mark.parametrize("kind", ["xpu", "mps"])
-def test_memory_counters_on_other_gpus_from_torch_accelerator(monkeypatch, kind):
+def test_memory_counters_on_other_gpus_from_torch_accelerator(monkeypatch, torch_accelerator,
+                                                             kind):
     asked = []
     monkeypatch.setattr(torch.accelerator, "memory_allocated",
                         lambda device=None: asked.append(device) or 0, raising=False)
@@ -374,7 +379,8 @@ def test_memory_counters_on_other_gpus_from_torch_accelerator(monkeypatch, kind)
     assert asked == [torch.device(kind)]
 
 
-def test_memory_counters_none_before_pytorch_2_9_or_where_the_allocator_refuses(monkeypatch):
+def test_memory_counters_none_before_pytorch_2_9_or_where_the_allocator_refuses(
+        monkeypatch, torch_accelerator):
     monkeypatch.delattr(torch.accelerator, "memory_allocated", raising=False)
     assert d2lgpu.memory_counters("xpu") is None  # PyTorch 2.6 to 2.8
 

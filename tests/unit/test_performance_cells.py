@@ -386,7 +386,8 @@ def test_step_peak_reads_the_peak_of_each_phase(chapter, monkeypatch, on_the_cpu
     assert lines[4] == "Adam(fused=True): 1000 B allocated between steps"
 
 
-def test_step_peak_on_another_gpu_reads_torch_accelerator(chapter, monkeypatch, on_the_cpu):
+def test_step_peak_on_another_gpu_reads_torch_accelerator(chapter, monkeypatch, on_the_cpu,
+                                                         torch_accelerator):
     log = []
     chapter["device"] = torch.device("xpu")
     FakeCounters(log).install(monkeypatch, torch.accelerator)
@@ -397,7 +398,7 @@ def test_step_peak_on_another_gpu_reads_torch_accelerator(chapter, monkeypatch, 
 
 @pytest.mark.parametrize("kind", ["xpu", "mps"])
 def test_step_peak_on_a_gpu_without_counters_says_so(chapter, monkeypatch, on_the_cpu,
-                                                     capsys, kind):
+                                                     capsys, kind, torch_accelerator):
     # XPU before PyTorch 2.9, MPS where its allocator cannot be read: an
     # accelerator is there, PyTorch just keeps no counters for it.
     log = []
@@ -481,7 +482,9 @@ def test_oom_cell_halves_the_batch_until_it_fits(chapter, monkeypatch, capsys):
     def randn_on_a_small_gpu(n, *size, device=None, **kwargs):
         tried.append(n)
         if n > 3000:  # this GPU holds 3000 examples
-            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate ...")
+            # As the chapter catches it: torch.OutOfMemoryError is new in PyTorch 2.5.
+            raise getattr(torch, "OutOfMemoryError", torch.cuda.OutOfMemoryError)(
+                "CUDA out of memory. Tried to allocate ...")
         return randn(1, 1)
 
     monkeypatch.setattr(torch, "randn", randn_on_a_small_gpu)

@@ -245,6 +245,52 @@ def test_empty_training_data_is_an_error():
         trainer.fit(d2lgpu.LinearRegression(), ListData(0))
 
 
+class Stream(torch.utils.data.IterableDataset):
+    """Examples from an IterableDataset: its DataLoader has no len()."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __iter__(self):
+        g = torch.Generator().manual_seed(0)
+        return iter([(torch.randn(2, generator=g), torch.randn(1, generator=g))
+                     for _ in range(self.n)])
+
+
+class Loaders(d2lgpu.DataModule):
+    """Whatever loaders a test gives, for training and validation."""
+
+    def __init__(self, train, val=None):
+        self.loaders = {True: train, False: val}
+
+    def get_dataloader(self, train):
+        return self.loaders[train]
+
+
+def test_a_loader_without_a_length_trains():
+    # DataLoader(IterableDataset) has no len(): 'Stream' has no len() was a traceback.
+    loader = torch.utils.data.DataLoader(Stream(8), batch_size=4)
+    trainer = d2lgpu.Trainer(max_epochs=2, plot=False)
+    trainer.fit(d2lgpu.LinearRegression(), Loaders(loader, loader))
+    assert len(trainer.train_loss) == len(trainer.val_loss) == 2
+    assert trainer.num_train_batches is None and trainer.train_batch_idx == 4
+
+
+@pytest.mark.parametrize("which", ["train", "val"])
+def test_a_loader_used_up_after_one_epoch_is_an_error_naming_it(which):
+    # A generator gives its batches once; the second epoch had none and ended in
+    # "unsupported operand type(s) for /: 'NoneType' and 'int'".
+    g = torch.Generator().manual_seed(0)
+    batches = [(torch.randn(4, 2, generator=g), torch.randn(4, 1, generator=g))] * 2
+    once = (batch for batch in batches)
+    data = Loaders(once, batches) if which == "train" else Loaders(batches, once)
+    trainer = d2lgpu.Trainer(max_epochs=2, plot=False)
+    with pytest.raises(ValueError, match=rf"data.{which}_dataloader\(\) gave no batches in "
+                                         r"epoch 2; an iterator is used up after one pass"):
+        trainer.fit(d2lgpu.LinearRegression(), data)
+    assert len(trainer.train_loss) == 1
+
+
 # --- Trainer: gradient clipping by global norm. ----------------------------------
 
 class Line(d2lgpu.Module):

@@ -14,7 +14,7 @@ STUDIO_LAB_IMPORT = "https://studiolab.sagemaker.aws/import/github"
 
 def toc_pages() -> list[str]:
     """Every page that _toc.yml lists (root first), as docnames like 'chapters/intro'."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
     pages = [toc["root"]]
 
     def walk(entries):
@@ -32,7 +32,7 @@ def toc_pages() -> list[str]:
 
 
 def book_config() -> dict:
-    return yaml.safe_load((ROOT / "_config.yml").read_text())
+    return yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@
 
 ``avoid`` and ``allow`` are literal, case-sensitive substrings. An avoided
 form inside an ``allow`` string, or inside the term itself, is fine where
-that longer string stands (avoid 例, allow 例えば). A missing file is a
-glossary of no terms; a bad entry is a ValueError naming the file and entry.
+that longer string stands (avoid 例, allow 例えば). Every edition has one:
+a missing or empty file, like a bad entry, is a ValueError naming the file
+(and the entry), for the checks would otherwise be off without a word.
 
 An avoided form with ``{number}`` in it stands for any number there, followed
 by the rest as a whole symbol: ``"{number} s"`` finds "1 s" and "0.19 s"
@@ -80,23 +81,32 @@ def _term(entry, where: str) -> Term:
     return Term(entry["en"], entry["term"], avoid, allow, note)
 
 
+RESTORE = ("restore it (git checkout -- FILE) or write its terms (CONTRIBUTING.md: "
+           "Translations, Glossary)")
+
+
 def load(path: Path, name: str | None = None) -> list[Term]:
-    """The terms of a glossary file (none if it does not exist); errors call it ``name``."""
+    """The terms of a glossary file (at least one); errors call it ``name``."""
     path = Path(path)
-    if not path.is_file():
-        return []
     shown = name or str(path)
+    if not path.is_file():
+        raise ValueError(f"{shown}: missing, so no term of this edition would be checked: "
+                         + RESTORE.replace("FILE", shown))
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{shown}: not UTF-8 ({error.reason} at byte {error.start}): "
+                         "save the file as UTF-8") from None
     except yaml.YAMLError as error:
         raise ValueError(f"{shown}: not YAML: {error}") from None
-    if data is None:
-        return []
-    if not isinstance(data, dict) or set(data) - {"terms"}:
+    if data is not None and (not isinstance(data, dict) or set(data) - {"terms"}):
         raise ValueError(f"{shown}: a glossary is a mapping with one key, `terms`")
-    entries = data.get("terms") or []
+    entries = (data or {}).get("terms") or []
     if not isinstance(entries, list):
         raise ValueError(f"{shown}: `terms` must be a list of entries")
+    if not entries:
+        raise ValueError(f"{shown}: no terms, so none of this edition would be checked: "
+                         + RESTORE.replace("FILE", shown))
     terms = []
     for number, entry in enumerate(entries, 1):
         en = entry.get("en") if isinstance(entry, dict) else None

@@ -49,6 +49,7 @@ import nbformat
 import yaml
 
 from booktools import carried, glossary, notebooks, typography
+from booktools.files import read_text
 from booktools.book import toc_pages
 from booktools.gpu_figures import prose_paragraphs
 from booktools.runs import code_cells
@@ -97,7 +98,7 @@ class Language:
 
 @lru_cache(maxsize=None)
 def _languages(path: Path) -> tuple[Language, ...]:
-    entries = yaml.safe_load(path.read_text())
+    entries = yaml.safe_load(read_text(path))
     found = tuple(Language(**entry) for entry in entries)
     if not found or found[0].code != "en":
         raise ValueError(f"{path}: the first edition must be English (code: en)")
@@ -169,21 +170,39 @@ def recorded_hash(markdown: str) -> str | None:
 
 def lags(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N) -> bool:
     """Whether the English prose changed since the translation was made (or it has no record)."""
-    english = (chapters / f"{chapter}.md").read_text()
-    return recorded_hash(source(code, chapter, i18n).read_text()) != prose_hash(english)
+    english = read_text(chapters / f"{chapter}.md")
+    return recorded_hash(read_text(source(code, chapter, i18n))) != prose_hash(english)
+
+
+def _stampable(code: str, chapter: str, chapters: Path, i18n: Path) -> Path:
+    """The translation stamp would write, or ValueError saying why there is none."""
+    if language(code).english:
+        raise ValueError("English is what the editions translate: stamp a translation "
+                         f"({', '.join(lang.code for lang in translations())})")
+    if not (chapters / f"{chapter}.md").is_file():
+        raise ValueError(f"no English chapter {chapter!r}: the chapters are "
+                         f"{', '.join(english_chapters(chapters))}")
+    path = source(code, chapter, i18n)
+    if not path.is_file():
+        raise ValueError(f"{_shown(path, i18n)} does not exist: translate "
+                         f"chapters/{chapter}.md into it first (CONTRIBUTING.md: Translations)")
+    return path
 
 
 def stamp(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N) -> str:
-    """Record that the translation is of the English prose as it is now; return the hash."""
-    path = source(code, chapter, i18n)
-    text = path.read_text()
+    """Record that the translation is of the English prose as it is now; return the hash.
+
+    ValueError, writing nothing, for English, an unknown edition or chapter, or a
+    translation that does not exist yet."""
+    path = _stampable(code, chapter, chapters, i18n)
+    text = read_text(path)
     match = FRONT.match(text)
     if match is None:
         raise ValueError(f"{path}: no front matter to record the translation in")
-    digest = prose_hash((chapters / f"{chapter}.md").read_text())
+    digest = prose_hash(read_text(chapters / f"{chapter}.md"))
     kept = re.sub(rf"^{RECORD}:\n(?:[ \t]+.*\n)*", "", match.group(1), flags=re.M)
     record = f"{RECORD}:\n  of: chapters/{chapter}.md\n  english_prose: {digest}\n"
-    path.write_text(f"---\n{kept}{record}---\n{text[match.end():]}")
+    _write(path, lambda f: f.write(f"---\n{kept}{record}---\n{text[match.end():]}"))
     return digest
 
 
@@ -208,17 +227,31 @@ def _code_key(cell) -> tuple:
     return cell.source, json.dumps([metadata, mystnb], sort_keys=True)
 
 
-def _code_problems(english, translated, where: str) -> list[str]:
+def _parsed_file(path: Path):
+    """A translation's MyST file as a notebook, or ValueError naming its line."""
+    text = read_text(path)
+    try:
+        return _parsed(text)
+    except Exception:  # noqa: BLE001 - jupytext raises several kinds
+        return notebooks.read_markdown(path)  # raises, saying where and what to mend
+
+
+def _code_problems(english, translated, where: str, code: str, text: str = "") -> list[str]:
+    """How a translation's code cells differ from English's, each with its line in text."""
     a, b = code_cells(english), code_cells(translated)
     if len(a) != len(b):
-        return [f"{where}: {len(b)} code cells, English has {len(a)}"]
+        return [f"{where}: {len(b)} code cells, English has {len(a)}: place the new or "
+                "removed cells by hand, as in English (sync cannot)"]
+    blocks = list(CODE_BLOCK.finditer(text))
     problems = []
     for i, (x, y) in enumerate(zip(a, b)):
         if _code_key(x) != _code_key(y):
             what = "source" if x.source != y.source else "tags, name or options"
             name = x.metadata.get("name")
-            problems.append(f"{where}: code cell {i}{f' ({name})' if name else ''} differs "
-                            f"from English in its {what}")
+            line = f":{text.count(chr(10), 0, blocks[i].start()) + 1}" if i < len(blocks) else ""
+            problems.append(f"{where}{line}: code cell {i + 1}{f' ({name})' if name else ''} "
+                            f"differs from English's in its {what}: python -m booktools.i18n "
+                            f"sync {code} copies English's")
     return problems
 
 
@@ -243,10 +276,10 @@ def structure_problems(code: str, chapter: str, chapters: Path = CHAPTERS,
     where = _shown(path, i18n)
     if not path.is_file():
         return [f"{where}: missing (English has chapters/{chapter}.md)"]
-    english_text = (chapters / f"{chapter}.md").read_text()
-    text = path.read_text()
-    english, translated = _parsed(english_text), _parsed(text)
-    problems = _code_problems(english, translated, where)
+    english_text = read_text(chapters / f"{chapter}.md")
+    text = read_text(path)
+    english, translated = _parsed_file(chapters / f"{chapter}.md"), _parsed_file(path)
+    problems = _code_problems(english, translated, where, code, text)
     front = {k: v for k, v in _front_matter(text).items() if k != RECORD}
     if front != _front_matter(english_text):
         problems.append(f"{where}: front matter differs from English's "
@@ -278,7 +311,7 @@ def _note_problems(code, text, english_text, where, i18n) -> list[str]:
     snippet = i18n / code / SNIPPET
     if not snippet.is_file():
         return [f"{where}: {snippet} is missing"]
-    if note.group(1).strip() != snippet.read_text().strip():
+    if note.group(1).strip() != read_text(snippet).strip():
         return [f"{where}: paste i18n/{code}/{SNIPPET} between the hardware-note markers"]
     return []
 
@@ -331,14 +364,14 @@ def rule_problems(code: str, chapter: str, i18n: Path = I18N,
     path = source(code, chapter, i18n)
     if not path.is_file():
         return []  # structure_problems says it is missing
-    lang, where, text = language(code), _shown(path, i18n), path.read_text(encoding="utf-8")
+    lang, where, text = language(code), _shown(path, i18n), read_text(path)
     found = typography.bold_faults(text, lang.cjk)
     english = chapters / f"{chapter}.md"
     problems = [f"{_shown(english, i18n)}:{line}: the figure {figure} stands {times} time(s) "
                 f"in this prose and {have} in {where}'s prose: carry it over (a decimal comma "
                 "is fine)"
                 for line, figure, times, have in (carried.missing_figures(
-                    english.read_text(encoding="utf-8"), text) if english.is_file() else [])]
+                    read_text(english), text) if english.is_file() else [])]
     if lang.cjk:
         found += typography.line_breaks(text)
         found += typography.link_faults(text, _edition_titles(code, i18n))
@@ -380,17 +413,17 @@ def reflow(code: str, names: list[str] | None = None, chapters: Path = CHAPTERS,
     for chapter, path in zip(names, paths):
         english = chapters / f"{chapter}.ipynb"
         problems += _code_problems(_english_notebook(english, english.stat().st_mtime_ns),
-                                   _parsed(path.read_text()), _shown(path, i18n))
+                                   _parsed_file(path), _shown(path, i18n), code, read_text(path))
     snippet = i18n / code / SNIPPET
     for path in paths + ([snippet] if snippet.is_file() else []):
         try:
-            texts[path] = typography.reflow(path.read_text(encoding="utf-8"), titles)
+            texts[path] = typography.reflow(read_text(path), titles)
         except ValueError as error:
             problems.append(f"{_shown(path, i18n)}: {error}")
     if problems:
         raise ValueError("nothing written: run sync first, or mend by hand:\n"
                          + "\n".join(problems))
-    changed = [path for path, text in texts.items() if text != path.read_text(encoding="utf-8")]
+    changed = [path for path, text in texts.items() if text != read_text(path)]
     for path in changed:
         _write(path, lambda f, text=texts[path]: f.write(text))
     changed += [notebook(code, chapter, i18n) for chapter in names
@@ -415,10 +448,10 @@ def _write_notebook(code: str, chapter: str, chapters: Path, i18n: Path) -> bool
 def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N):
     """The translated notebook: its .md's cells, with the English notebook's outputs."""
     path = source(code, chapter, i18n)
-    translated = _parsed(path.read_text())
+    translated = _parsed_file(path)
     english_path = chapters / f"{chapter}.ipynb"
     english = _english_notebook(english_path, english_path.stat().st_mtime_ns)
-    problems = _code_problems(english, translated, str(path))
+    problems = _code_problems(english, translated, _shown(path, i18n), code, read_text(path))
     if problems:
         raise ValueError("\n".join(problems))
     built = nbformat.v4.new_notebook(metadata=copy.deepcopy(english.metadata))
@@ -455,12 +488,12 @@ def carry_code(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = 
     translator, and raises ValueError saying which.
     """
     path = source(code, chapter, i18n)
-    english_text = (chapters / f"{chapter}.md").read_text()
-    text = path.read_text()
+    english_text = read_text(chapters / f"{chapter}.md")
+    text = read_text(path)
     english_blocks = list(CODE_BLOCK.finditer(english_text))
     blocks = list(CODE_BLOCK.finditer(text))
-    english_cells = code_cells(_parsed(english_text))
-    cells = code_cells(_parsed(text))
+    english_cells = code_cells(_parsed_file(chapters / f"{chapter}.md"))
+    cells = code_cells(_parsed_file(path))
     if not (len(english_blocks) == len(english_cells) and len(blocks) == len(cells)):
         raise ValueError(f"{path}: a code cell is not a plain ```{{code-cell}} block")
     if len(blocks) != len(english_blocks):
@@ -470,8 +503,10 @@ def carry_code(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = 
         if _code_key(cells[i]) == _code_key(english_cells[i]):
             continue
         if _has_texts(english_cells[i]) or _has_texts(cells[i]):
-            raise ValueError(f"{path}: code cell {i} changed in English and has a translated "
-                             "alt text or caption: copy English's cell and translate those")
+            line = text.count("\n", 0, blocks[i].start()) + 1
+            raise ValueError(f"{_shown(path, i18n)}:{line}: code cell {i + 1} changed in English "
+                             "and has a translated alt text or caption: copy English's cell "
+                             "and translate those")
         text = text[:blocks[i].start()] + english_blocks[i].group(0) + text[blocks[i].end():]
     return text
 
@@ -487,10 +522,25 @@ def _write(path: Path, write) -> None:
 def sync(codes: list[str] | None = None, chapters: Path = CHAPTERS, i18n: Path = I18N) -> list[Path]:
     """Carry English's code into the translations and write their notebooks.
 
-    Refuses, writing nothing, if any translation needs a translator first
-    (carry_code); returns the notebooks written (those that changed).
+    Refuses, writing nothing, if an English notebook has code cells that were
+    never executed (the translations would lose their outputs) or any translation
+    needs a translator first (carry_code); returns the notebooks written (those
+    that changed).
     """
     codes = codes or [lang.code for lang in translations()]
+    unexecuted = []
+    for chapter in english_chapters(chapters):
+        english = chapters / f"{chapter}.ipynb"
+        if english.is_file():
+            missing = notebooks.unexecuted(_english_notebook(english, english.stat().st_mtime_ns))
+            if missing:
+                unexecuted.append(f"{_shown(english, i18n)}: code cells "
+                                  f"{', '.join(map(str, missing))} have no stored outputs "
+                                  f"(never executed): bash scripts/refresh.sh "
+                                  f"{_shown(english.with_suffix('.md'), i18n)}")
+    if unexecuted:
+        raise ValueError("nothing written: the translations would lose these outputs; "
+                         "execute the English first:\n" + "\n".join(unexecuted))
     texts, problems = {}, []
     for code in codes:
         language(code)
@@ -506,7 +556,7 @@ def sync(codes: list[str] | None = None, chapters: Path = CHAPTERS, i18n: Path =
     written = []
     for (code, chapter), text in texts.items():
         path = source(code, chapter, i18n)
-        if text != path.read_text():
+        if text != read_text(path):
             _write(path, lambda f: f.write(text))
         if _write_notebook(code, chapter, chapters, i18n):
             written.append(notebook(code, chapter, i18n))
@@ -561,25 +611,28 @@ def _write_if_changed(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-def stage(code: str, build: Path = STAGES, site: Path = ROOT / "_build" / "html") -> Path:
+def stage(code: str, build: Path = STAGES) -> Path:
     """The folder a translated site builds from: the book's root with its chapters.
 
     The book's own files (_static, runs, node_modules) are links; _toc.yml is
     the English one with the part captions in the edition's words, and
     _config.yml the English one with this edition's title, Sphinx language
     and notebook folder. Built with ``--path-output`` the folder's parent, the
-    site lands in site/<code>/ (its _build/html is a link there).
+    edition's site and everything Sphinx and myst-nb write beside it (its
+    doctrees, ``jupyter_execute/``, ``recorded_runs/``) stay in
+    build/<code>/_build/ (booktools.site puts the editions together).
     """
     lang = language(code)
     if lang.english:
         raise ValueError("English builds from the book's root, not from a stage")
     src = build / code / "src"
     src.mkdir(parents=True, exist_ok=True)
-    (src.parent / "_build").mkdir(exist_ok=True)
-    (site / code).mkdir(parents=True, exist_ok=True)
+    out = src.parent / "_build"
+    out.mkdir(exist_ok=True)
+    if (out / "html").is_symlink():  # an older layout linked it into the site
+        (out / "html").unlink()
     links = {src / "chapters": I18N / code / "chapters", src / "_static": ROOT / "_static",
-             src / "runs": ROOT / "runs", src / "node_modules": ROOT / "node_modules",
-             src.parent / "_build" / "html": site / code}
+             src / "runs": ROOT / "runs", src / "node_modules": ROOT / "node_modules"}
     for link, target in links.items():
         if link.is_symlink() or link.exists():
             if link.is_symlink() and Path(os.readlink(link)) == target:
@@ -590,7 +643,7 @@ def stage(code: str, build: Path = STAGES, site: Path = ROOT / "_build" / "html"
     if toc_file.is_symlink():  # a stage made before the captions were translated
         toc_file.unlink()
     _write_if_changed(toc_file, edition_toc(lang))
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    config = yaml.safe_load(read_text(ROOT / "_config.yml"))
     config["title"] = lang.title
     config.setdefault("repository", {})["path_to_book"] = f"i18n/{code}"
     sphinx = config.setdefault("sphinx", {}).setdefault("config", {})
@@ -601,8 +654,8 @@ def stage(code: str, build: Path = STAGES, site: Path = ROOT / "_build" / "html"
     sphinx["nb_code_prompt_hide"] = lang.ui["hide_code"]
     text = yaml.safe_dump(config, allow_unicode=True, sort_keys=False)
     target = src / "_config.yml"
-    if not target.is_file() or target.read_text() != text:
-        target.write_text(text)
+    if not target.is_file() or read_text(target) != text:
+        target.write_text(text, encoding="utf-8")
     return src
 
 
@@ -667,9 +720,9 @@ def main(argv: list[str] | None = None) -> int:
             for path in sync(args.codes):
                 print(f"sync: {path.relative_to(ROOT)}")
         elif args.command == "stamp":
+            for chapter in args.chapters:  # all checked before any is written
+                _stampable(args.code, chapter, CHAPTERS, I18N)
             for chapter in args.chapters:
-                if chapter not in english_chapters():
-                    raise ValueError(f"no English chapter {chapter!r}")
                 print(f"stamp: i18n/{args.code}/chapters/{chapter}.md translates "
                       f"English prose {stamp(args.code, chapter)}")
         elif args.command == "report":

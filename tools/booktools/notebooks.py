@@ -3,25 +3,39 @@
     python -m booktools.notebooks refresh chapters/devices.md [...]
         Write each chapter's .ipynb from its .md (always in that direction),
         execute it in a fresh kernel from the chapter's folder and store the
-        outputs without volatile metadata.
+        outputs without volatile metadata. The kernel's caches (matplotlib's,
+        IPython's) go to a temporary folder, so that nothing of this machine
+        (a warning about an unwritable home) is stored as an output.
+    python -m booktools.notebooks refresh --no-execute chapters/devices.md
+        The same without executing: each code cell whose source and options
+        are unchanged keeps its stored outputs; it says which cells changed,
+        and the build refuses the chapter until they are executed
+        (``output_problems``).
     python -m booktools.notebooks check
         Exit non-zero when a pair disagrees or a notebook has no markdown twin.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import difflib
+import os
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 import jupytext
 import nbformat
 from jupytext.compare import compare_notebooks
 from nbclient import NotebookClient
+
+from booktools.files import read_text, shown
 from booktools.runs import strip_volatile  # one definition of a clean stored notebook
 
-__all__ = ["refresh", "pair_problem", "pair_problems", "chapter_markdowns", "HARDWARE_NOTE",
-           "SNIPPET"]
+__all__ = ["refresh", "read_markdown", "pair_problem", "pair_problems", "chapter_markdowns",
+           "unexecuted", "output_problems", "keep_outputs", "md_line", "kernel_caches",
+           "HARDWARE_NOTE", "SNIPPET"]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/notebooks.py in a checkout
 CHAPTERS = ROOT / "chapters"
@@ -37,23 +51,134 @@ def chapter_markdowns() -> list[Path]:
     return sorted(p for p in CHAPTERS.glob("*.md") if not p.name.startswith("_"))
 
 
+# Where a kernel's libraries keep caches and configuration (under $HOME by default).
+CACHE_VARIABLES = ("MPLCONFIGDIR", "IPYTHONDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")
+
+
+@contextlib.contextmanager
+def kernel_caches():
+    """Point the kernels started inside at a fresh temporary folder for their caches."""
+    saved = {name: os.environ.get(name) for name in CACHE_VARIABLES}
+    with tempfile.TemporaryDirectory(prefix="book-kernel-") as folder:
+        for name in CACHE_VARIABLES:
+            os.environ[name] = os.path.join(folder, name.lower())
+            os.makedirs(os.environ[name])
+        try:
+            yield Path(folder)
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
+def read_markdown(md: Path):
+    """md as a notebook (jupytext), or ValueError naming md, its line and what to mend."""
+    text = read_text(md)
+    try:
+        return jupytext.reads(text, fmt="md:myst")
+    except Exception as error:  # noqa: BLE001 - jupytext raises several kinds
+        said = " ".join(str(error).split())
+        line = re.search(r"\bat line (\d+)", said)
+        raise ValueError(f"{shown(md)}{f':{line[1]}' if line else ''}: jupytext cannot read it "
+                         f"({said[:300]}): mend that cell's options (`:tags: [a, b]`, or YAML "
+                         "between two `---` lines)") from None
+
+
+def _code(nb) -> list:
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def keep_outputs(new, old) -> list[int]:
+    """Give new's code cells the outputs of old's that are unchanged (source and metadata),
+    in order; return the numbers (from 1) of new's code cells left without."""
+    key = [(c.source, repr(sorted(c.metadata.items()))) for c in _code(old)]
+    new_key = [(c.source, repr(sorted(c.metadata.items()))) for c in _code(new)]
+    kept = set()
+    matcher = difflib.SequenceMatcher(a=key, b=new_key, autojunk=False)
+    for block in matcher.get_matching_blocks():
+        for k in range(block.size):
+            source, target = _code(old)[block.a + k], _code(new)[block.b + k]
+            target.outputs = source.outputs
+            target.execution_count = source.execution_count
+            kept.add(block.b + k)
+    if "language_info" in old.metadata:
+        new.metadata.setdefault("language_info", old.metadata["language_info"])
+    return [i + 1 for i in range(len(new_key)) if i not in kept]
+
+
 def refresh(md: Path, execute: bool = True) -> Path:
-    """Regenerate md's paired notebook and execute it; return its path."""
+    """Regenerate md's paired notebook and execute it (or keep its unchanged cells'
+    outputs); return its path."""
     md = md.resolve()
     if md.suffix != ".md" or not md.exists():
         raise SystemExit(f"refresh: {md} is not an existing .md chapter")
-    nb = jupytext.read(md)
-    if execute:
-        NotebookClient(
-            nb,
-            timeout=TIMEOUT,
-            kernel_name="python3",
-            resources={"metadata": {"path": str(md.parent)}},
-        ).execute()
-    nb = strip_volatile(nb)
+    try:
+        nb = read_markdown(md)
+    except ValueError as error:
+        raise SystemExit(f"refresh: {error}") from None
     ipynb = md.with_suffix(".ipynb")
+    if execute:
+        with kernel_caches():
+            NotebookClient(
+                nb,
+                timeout=TIMEOUT,
+                kernel_name="python3",
+                resources={"metadata": {"path": str(md.parent)}},
+            ).execute()
+    else:
+        old = nbformat.read(ipynb, as_version=4) if ipynb.is_file() else nbformat.v4.new_notebook()
+        lost = keep_outputs(nb, old)
+        if lost:
+            print(f"refresh: {shown(md)}: code cells {', '.join(map(str, lost))} changed and have "
+                  f"no output until executed (the build refuses the chapter until then): "
+                  f"bash scripts/refresh.sh {shown(md)}", file=sys.stderr)
+    nb = strip_volatile(nb)
     jupytext.write(nb, ipynb, fmt="ipynb")
     return ipynb
+
+
+def unexecuted(nb) -> list[int]:
+    """The numbers (from 1) of nb's code cells that were never executed."""
+    return [i for i, cell in enumerate(_code(nb), 1) if cell.get("execution_count") is None]
+
+
+def output_problems() -> list[str]:
+    """Each chapter notebook with code cells that were never executed (their outputs lost)."""
+    problems = []
+    for md in chapter_markdowns():
+        ipynb = md.with_suffix(".ipynb")
+        if not ipynb.is_file():
+            continue  # pair_problems says so
+        nb = nbformat.read(ipynb, as_version=4)
+        missing = unexecuted(nb)
+        if missing:
+            problems.append(f"{shown(ipynb)}: code cells {', '.join(map(str, missing))} of "
+                            f"{len(_code(nb))} have no stored outputs (never executed): "
+                            f"bash scripts/refresh.sh {shown(md)}")
+    return problems
+
+
+def md_line(md: Path, cell: int, line: int) -> int | None:
+    """The line of md (from 1) that holds line ``line`` (from 0) of its notebook's cell
+    ``cell`` (from 0), as myst-nb counts them; None where md cannot say."""
+    try:
+        text = read_text(md)
+        cells = jupytext.reads(text, fmt="md:myst").cells
+    except Exception:  # noqa: BLE001 - a message's detail, never a failure of its own
+        return None
+    if not 0 <= cell < len(cells):
+        return None
+    at = 0
+    for index, found in enumerate(cells[:cell + 1]):
+        start = text.find(found.source, at)
+        if start < 0:
+            return None
+        if index == cell:
+            return text.count("\n", 0, start) + 1 + line
+        at = start + len(found.source)
+    return None
 
 
 def pair_problem(md: Path) -> str | None:
@@ -62,9 +187,13 @@ def pair_problem(md: Path) -> str | None:
     if not ipynb.exists():
         return f"{md.relative_to(ROOT)} has no paired notebook"
     try:
+        text = read_markdown(md)
+    except ValueError as error:
+        return str(error)
+    try:
         compare_notebooks(
             nbformat.read(ipynb, as_version=4),
-            jupytext.read(md),
+            text,
             fmt="md:myst",
             allow_expected_differences=False,
         )
@@ -93,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "refresh":
         for md in args.markdowns or chapter_markdowns():
-            print(f"refresh: {refresh(md, execute=not args.no_execute).relative_to(ROOT)}")
+            print(f"refresh: {shown(refresh(md, execute=not args.no_execute))}")
         return 0
     problems = pair_problems()
     for problem in problems:

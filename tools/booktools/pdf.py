@@ -18,9 +18,16 @@ Chromium wrote radicals (unify_radicals).
 One Chromium prints every edition, each in its own tab, at the same time.
 An edition's PDF is printed again only when its pages (or this module)
 changed since it was last printed: a hash of them is kept beside the PDF.
-Without Chromium (booktools.chromium) nothing is printed, the command says so
-and succeeds (fails where $CI is set, as on GitHub's runners), and the site's pages do not link a PDF (booktools.ext.book_pdf
-decides that from the same function). Each edition printed names the fonts
+Without Chromium (booktools.chromium.version: none that says its version)
+nothing is printed, the command says so and succeeds (fails where $CI is set,
+as on GitHub's runners), and the site's pages do not link a PDF
+(booktools.ext.book_pdf decides that from the same function). When printing
+fails, ``failure`` says which Chromium failed and how to build without PDFs.
+
+Two prints of the same pages differ only where Chromium writes the time it
+printed (``/CreationDate``, ``/ModDate``) and the numbers of the page's DOM
+nodes in the PDF's tags (``(node00000264)``): ``comparable`` blanks those,
+and nothing else (tests/test_reproducible_build.py). Each edition printed names the fonts
 Chromium drew its text with: Chromium embeds an OpenType font with CFF
 outlines (Noto Sans CJK, the CJK editions' font) as Type 3 fonts, which PDF
 readers list without a name.
@@ -46,7 +53,7 @@ from booktools import chromium, i18n, typography
 from booktools.book import ROOT, book_config
 
 __all__ = ["SITE", "file_name", "site_path", "inputs_hash", "unify_radicals", "Printed", "build",
-           "serve", "main"]
+           "serve", "failure", "WITHOUT_PDFS", "VOLATILE", "comparable", "main"]
 
 SITE = ROOT / "_build" / "html"
 FORMAT = "A4"  # the paper of most of the editions' readers (Letter is North America's)
@@ -56,6 +63,8 @@ FOOTER = ('<div style="width: 100%; font-size: 8pt; color: #444; text-align: cen
           'font-family: sans-serif;"><span class="pageNumber"></span> / '
           '<span class="totalPages"></span></div>')
 TIMEOUT_MS = 120_000  # per edition: loading, typesetting and printing
+# How to build the HTML alone (booktools.chromium: a missing Chromium prints nothing).
+WITHOUT_PDFS = f"{chromium.VARIABLE}=/nonexistent bash scripts/build-site.sh"
 
 
 def file_name(code: str) -> str:
@@ -328,9 +337,30 @@ async def _build(codes: list[str], site: Path) -> list[Printed]:
     return done
 
 
+# What differs between two prints of the same pages (same lengths: offsets agree).
+VOLATILE = (re.compile(rb"\(D:(\d{14})[^)]*\)"), re.compile(rb"\(node(\d+)\)"))
+
+
+def comparable(data: bytes) -> bytes:
+    """A PDF's bytes with its VOLATILE parts' digits blanked."""
+    for pattern in VOLATILE:
+        data = pattern.sub(lambda m: m[0].replace(m[1], b"0" * len(m[1])), data)
+    return data
+
+
+def failure(error: BaseException) -> str:
+    """One line on a failed print: the error, the Chromium that failed, and what to do."""
+    said = " ".join(str(error).split()) or type(error).__name__
+    return (f"the PDFs could not be printed ({said[:600]}) with the Chromium at "
+            f"{chromium.executable()} ({chromium.version() or 'no version'}): mend or "
+            f"reinstall it (Debian's package {chromium.PACKAGE}), name another in "
+            f"${chromium.VARIABLE}, or build the HTML alone, without PDFs or links to them: "
+            f"{WITHOUT_PDFS}")
+
+
 def build(codes: list[str] | None = None, site: Path = SITE) -> list[Printed]:
     """Print each edition's PDF into the built site (skipping those up to date)."""
-    if chromium.available() is None:
+    if chromium.version() is None:
         raise RuntimeError(f"no Chromium at {chromium.executable()}: install Debian's "
                            f"package {chromium.PACKAGE}, or name one in ${chromium.VARIABLE}")
     codes = codes or [lang.code for lang in i18n.languages()]
@@ -348,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     began = time.monotonic()
-    if chromium.available() is None:
+    if chromium.version() is None:
         for lang in i18n.languages():  # left from a build that had Chromium: no page links them
             (SITE / site_path(lang.code)).unlink(missing_ok=True)
         ci = bool(os.environ.get("CI"))  # CI builds what is published: never without its PDFs
@@ -359,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         printed = build()
     except Exception as error:  # noqa: BLE001 - said in one line, the build fails
-        print(f"pdf: FAILED: {error}", file=sys.stderr)
+        print(f"pdf: FAILED: {failure(error)}", file=sys.stderr)
         return 1
     for p in printed:
         what = f"printed in {p.seconds:.1f} s" if p.seconds else "up to date"

@@ -228,10 +228,35 @@ def read_notebook(path: Path):
 
 
 def read_run(folder: Path) -> Run:
-    """Read runs/<machine>/ (run.json and every *.ipynb)."""
-    meta = json.loads((folder / "run.json").read_text())
-    notebooks = {p.stem: read_notebook(p) for p in sorted(folder.glob("*.ipynb"))}
+    """Read runs/<machine>/ (run.json and every *.ipynb); ValueError naming the file and
+    line where one cannot be read."""
+    path, shown = folder / "run.json", _shown(folder / "run.json")
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        where = f"{shown}:{error.lineno}" if isinstance(error, json.JSONDecodeError) else shown
+        raise ValueError(f"{where}: the recorded run of {folder.name} cannot be read "
+                         f"({error}): git checkout -- {shown} restores it, or record "
+                         f"{folder.name} again") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{shown}: the recorded run of {folder.name} is not a JSON object: "
+                         f"git checkout -- {shown} restores it")
+    notebooks = {}
+    for notebook in sorted(folder.glob("*.ipynb")):
+        try:
+            notebooks[notebook.stem] = read_notebook(notebook)
+        except Exception as error:  # noqa: BLE001 - nbformat raises several kinds
+            raise ValueError(f"{_shown(notebook)}: a notebook of the recorded run of "
+                             f"{folder.name} cannot be read "
+                             f"({' '.join(str(error).split())[:300]}): "
+                             f"git checkout -- {_shown(notebook)} restores it") from None
     return Run(folder.name, folder, meta, notebooks)
+
+
+def _shown(path: Path) -> str:
+    """A path as messages show it: from the book's root (a stage's link to runs/ resolved)."""
+    path = Path(path).resolve()
+    return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
 
 
 def runs(root: Path = RUNS) -> list[Run]:
@@ -929,6 +954,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "record":
         return record(args.machine, args.label, args.only, replace=args.replace)
+    try:
+        return _run_command(args)
+    except ValueError as error:  # a recording that cannot be read: said in one line
+        print(f"runs: {error}", file=sys.stderr)
+        return 2
+
+
+def _run_command(args) -> int:
     if args.command == "name":
         _check_machine_name(args.machine)
         folder = RUNS / args.machine

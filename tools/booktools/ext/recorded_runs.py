@@ -227,7 +227,11 @@ def recorded_alt(template: str, alt: str, meta: dict) -> str:
 
 def load_runs(app: Sphinx) -> None:
     srcdir = Path(app.srcdir)
-    app.recorded_runs = runs.runs(srcdir / "runs")
+    try:
+        app.recorded_runs = runs.runs(srcdir / "runs")
+    except ValueError as error:  # a recording that cannot be read: a warning naming it
+        LOGGER.warning(f"recorded run: {error}", type="recorded_runs")
+        app.recorded_runs = []
     app.recorded_runs_images = str(Path(app.outdir).parent / "recorded_runs")
     # A translated edition's chapters have English's code (booktools.i18n), so
     # the runs are checked against the chapters once, by the English build.

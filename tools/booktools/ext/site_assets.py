@@ -95,7 +95,8 @@ def subset_icon_fonts(outdir: Path) -> None:
     options.flavor = "woff"  # zlib: needs no brotli, and is a few kB here
     options.layout_features = ["*"]
     for full, small in SUBSETS:
-        font = TTFont(outdir / WEBFONTS / full)
+        # The font keeps its own time stamp: two builds give the same bytes.
+        font = TTFont(outdir / WEBFONTS / full, recalcTimestamp=False)
         subsetter = subset.Subsetter(options=options)
         subsetter.populate(unicodes=points)
         subsetter.subset(font)

@@ -1,0 +1,128 @@
+"""booktools.notebooks with planted faults: what refresh keeps, stores and says, and what
+the build is told about a chapter that lost its outputs."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from booktools import notebooks
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = """\
+---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# A tiny chapter
+
+```{code-cell} ipython3
+import matplotlib.pyplot as plt
+print("drawn")
+```
+"""
+
+
+def _outputs(path: Path) -> list:
+    return [(c.source, c.outputs, c.execution_count)
+            for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+
+
+@pytest.fixture
+def chapter(tmp_path):
+    """A copy of chapters/devices.md and its executed notebook."""
+    for suffix in (".md", ".ipynb"):
+        shutil.copy(ROOT / "chapters" / f"devices{suffix}", tmp_path)
+    return tmp_path / "devices.md"
+
+
+def test_no_execute_keeps_the_outputs_of_every_unchanged_cell(chapter, capsys):
+    before = _outputs(chapter.with_suffix(".ipynb"))
+    assert any(outputs for _, outputs, _ in before)
+    chapter.write_text(chapter.read_text().replace("\n# ", "\nA new sentence.\n\n# ", 1))
+    notebooks.refresh(chapter, execute=False)
+    assert _outputs(chapter.with_suffix(".ipynb")) == before
+    assert capsys.readouterr().err == ""
+    assert notebooks.pair_problem(chapter) is None
+
+
+def test_no_execute_says_which_cells_changed_and_the_build_refuses_them(chapter, capsys,
+                                                                      monkeypatch):
+    ipynb = chapter.with_suffix(".ipynb")
+    before = _outputs(ipynb)
+    first = before[0][0]
+    chapter.write_text(chapter.read_text().replace(first, first + "\n1 + 1", 1))
+    notebooks.refresh(chapter, execute=False)
+    after = _outputs(ipynb)
+    assert after[0][1:] == ([], None) and after[1:] == before[1:]
+    err = capsys.readouterr().err
+    assert f"{chapter}: code cells 1 changed and have no output until executed" in err
+    assert f"bash scripts/refresh.sh {chapter}" in err
+    monkeypatch.setattr(notebooks, "CHAPTERS", chapter.parent)
+    assert notebooks.output_problems() == [
+        f"{ipynb}: code cells 1 of {len(after)} have no stored outputs (never executed): "
+        f"bash scripts/refresh.sh {chapter}"]
+
+
+def test_the_book_has_no_chapter_without_its_outputs():
+    assert notebooks.output_problems() == []
+
+
+def test_a_bad_code_cell_option_names_the_file_and_line(tmp_path, capsys):
+    md = tmp_path / "tiny.md"
+    md.write_text(TINY.replace("```{code-cell} ipython3\n", "```{code-cell} ipython3\n"
+                               ":tags: [hide-input\n\n"))
+    with pytest.raises(SystemExit) as stop:
+        notebooks.refresh(md)
+    line = TINY.splitlines().index("```{code-cell} ipython3") + 1
+    assert str(stop.value).startswith(f"refresh: {md}:{line}: jupytext cannot read it (")
+    assert str(stop.value).endswith("mend that cell's options (`:tags: [a, b]`, or YAML "
+                                    "between two `---` lines)")
+    assert "\n" not in str(stop.value) and not md.with_suffix(".ipynb").exists()
+
+
+def test_a_chapter_runs_with_its_caches_in_a_temporary_folder(tmp_path, monkeypatch):
+    # A home matplotlib cannot write to (here: below a file) made it store a
+    # warning with this machine's paths in the notebook.
+    (tmp_path / "file").touch()
+    monkeypatch.setenv("HOME", str(tmp_path / "file" / "home"))
+    monkeypatch.delenv("MPLCONFIGDIR", raising=False)
+    md = tmp_path / "tiny.md"
+    md.write_text(TINY)
+    notebooks.refresh(md)
+    [(_, outputs, count)] = _outputs(md.with_suffix(".ipynb"))
+    assert count == 1 and outputs == [{"name": "stdout", "output_type": "stream",
+                                       "text": "drawn\n"}]
+    assert "MPLCONFIGDIR" not in __import__("os").environ  # restored
+
+
+def test_kernel_caches_are_fresh_folders_and_are_removed(monkeypatch):
+    monkeypatch.setenv("MPLCONFIGDIR", "/somewhere")
+    with notebooks.kernel_caches() as folder:
+        import os
+        assert all(Path(os.environ[name]).is_dir() and Path(os.environ[name]).parent == folder
+                   for name in notebooks.CACHE_VARIABLES)
+    assert os.environ["MPLCONFIGDIR"] == "/somewhere" and not folder.exists()
+
+
+def test_a_notebook_line_is_given_as_its_markdown_line():
+    # myst-nb numbers a notebook's lines from (cell index + 1) * 10000; a message
+    # about chapters/X.ipynb:10012 is about a line of chapters/X.md.
+    md = ROOT / "chapters" / "devices.md"
+    cells = nbformat.read(md.with_suffix(".ipynb"), as_version=4).cells
+    lines = md.read_text().splitlines()
+    for index in (0, 2, len(cells) - 1):
+        source = cells[index].source.splitlines()
+        offset = len(source) - 1
+        line = notebooks.md_line(md, index, offset)
+        assert lines[line - 1] == source[offset], index
+    assert notebooks.md_line(md, len(cells), 0) is None

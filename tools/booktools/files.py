@@ -1,0 +1,26 @@
+"""Reading the book's text files: UTF-8 whatever the locale, and one line naming the file otherwise."""
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["shown", "read_text"]
+
+ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/files.py in a checkout
+
+
+def shown(path: Path) -> str:
+    """A path as messages show it: from the book's root where it is inside."""
+    path = Path(path)
+    return str(path.relative_to(ROOT) if path.is_absolute() and path.is_relative_to(ROOT)
+               else path)
+
+
+def read_text(path: Path) -> str:
+    """The file's text as UTF-8, or ValueError saying file:line, the byte, and the fix."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[:error.start].count(b"\n") + 1
+        raise ValueError(f"{shown(path)}:{line}: not UTF-8 (byte 0x{data[error.start]:02x}): "
+                         "save the file as UTF-8") from None
