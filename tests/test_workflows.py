@@ -16,9 +16,9 @@ def planted(tmp_path_factory) -> Path:
         shutil.copy(path, folder / path.name)
     record = folder / "record.yml"
     text = record.read_text()
-    assert "steps.needed.outputs.record" in text and "fetch-depth: 0" in text
+    assert "steps.needed.outputs.record" in text and "cancel-in-progress: false" in text
     record.write_text(text.replace("steps.needed.outputs.record", "steps.neded.outputs.record")
-                      .replace("fetch-depth: 0", "fetch-dept: 0"))
+                      .replace("cancel-in-progress: false", "cancel-in-progress: maybe"))
     test = folder / "test.yml"
     test.write_text(test.read_text() + "\n".join([
         "      - run: make deploy && bash scripts/nope.sh",
@@ -54,8 +54,8 @@ def test_every_run_step_calls_a_script_of_the_repository():
 
 def test_a_planted_bad_workflow_is_named_with_its_line(planted, linted):
     record = [str(f) for f in linted[planted / "record.yml"]]
-    assert len(record) == 3, record
-    assert '"fetch-dept" is not defined in action "actions/checkout@v4"' in record[0]
+    assert len(record) == 4, record
+    assert "expecting a single ${{...}} expression or boolean literal" in record[0]
     assert all('property "neded" is not defined' in f for f in record[1:])
     assert linted[planted / "publish.yml"] == linted[planted / "test.yml"] == []
     found = [str(f).removeprefix(f"{planted}/")
