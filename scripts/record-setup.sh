@@ -63,5 +63,7 @@ mapfile -t pins < <(PYTHONPATH="$root/tools" "$venv/bin/python" -m booktools.run
 source=()
 [ -z "$wheels" ] || source=(--no-index --find-links "$wheels")
 "$venv/bin/python" -m pip install --disable-pip-version-check -q "${source[@]}" "${pins[@]}"
-"$venv/bin/python" -c "import os, torch; assert os.environ.get('RECORD_REHEARSAL') == '1' or torch.cuda.is_available(), 'the venv lost the GPU torch'"
-echo "record-setup: $venv has ${pins[*]} beside $("$venv/bin/python" -c 'import torch; print("torch", torch.__version__)')"
+torch="$("$venv/bin/python" -c "import os, torch
+assert os.environ.get('RECORD_REHEARSAL') == '1' or torch.cuda.is_available(), 'the venv lost the GPU torch'
+print(torch.__version__)")"
+echo "record-setup: $venv has ${pins[*]} beside torch $torch"
