@@ -25,14 +25,18 @@ SITE_TESTS = (ROOT / "tests" / "test_site_build.py", ROOT / "tests" / "test_pdf.
 # The order in which the xdist workers get the test files (--no-loadscope-reorder
 # in pyproject.toml keeps it): long ones first, so that the short unit tests
 # fill the gaps at the end instead of one worker running a long file alone
-# while the other idles. While the site builds (SiteBuild), the workers run
-# what needs no site: the distributed tests, the launcher's unit tests (they
-# mostly wait for time limits, which costs nothing beside busy files) and the
-# notebooks; then the checks of the built site. chapters/distributed.ipynb,
-# which also starts several processes, comes after the site checks, so that
-# it rarely runs beside tests/distributed.
-_FIRST_TO_LAST = ("tests/distributed/", "tests/unit/test_launch.py", "chapters/",
-                  "tests/browser/", "tests/test_pdf.py", "chapters/distributed.ipynb")
+# while the other idles. While the site builds (SiteBuild, both cores), the
+# workers run what needs no site and has no time bound that a busy machine
+# could break: the launcher's unit tests (they mostly wait for time limits,
+# and retry with a longer one on a busy machine) and the notebooks. Then the
+# distributed tests, whose failing rank must stop within a bound, beside the
+# site's checks rather than the build; chapters/distributed.ipynb, which
+# also starts several processes, after them; then the longest other files.
+_FIRST_TO_LAST = ("tests/unit/test_launch.py", "chapters/", "tests/distributed/",
+                  "tests/browser/", "tests/test_pdf.py", "tests/test_site_build.py",
+                  "chapters/distributed.ipynb", "tests/test_record_workflow.py",
+                  "tests/test_repository_address.py", "tests/test_recorded_runs.py",
+                  "tests/test_figures_folder.py")
 
 
 def _rank(item) -> int:
