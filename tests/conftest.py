@@ -117,6 +117,7 @@ class SiteBuild:
         if self.reporter is not None and self.seconds is not None:
             verdict = "built" if self.proc.returncode == 0 else \
                 f"FAILED (exit {self.proc.returncode})"
+            self.reporter.section("site build", sep="-")
             self.reporter.write_line(f"site: {verdict} in {self.seconds:.1f} s, beside the "
                                      "tests (bash scripts/build-site.sh; output in "
                                      "_build/site-build.log)")
@@ -133,6 +134,23 @@ def pytest_sessionfinish(session, exitstatus):
     build = session.config.stash.get(_SITE_BUILD, None)
     if build is not None:
         build.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+
+
+def wait_for_the_site_build() -> None:
+    """Wait while this run's site build (SiteBuild) runs: a test with a time bound that
+    both busy cores could break (a failed rank must stop the others in time) waits."""
+    while BUILD_PENDING.is_file() and not BUILD_LOG.is_file() and _builder_alive():
+        time.sleep(0.2)
+
+
+# Test files with a time bound that both busy cores could break.
+BOUNDED = ("tests/distributed/",)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _bounded_tests_wait_for_the_site_build(request):
+    if request.node.nodeid.startswith(BOUNDED):
+        wait_for_the_site_build()
 
 
 def _builder_alive() -> bool:
