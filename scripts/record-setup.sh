@@ -52,12 +52,19 @@ then
   exit 1
 fi
 venv="$root/.venv-record"
-"$python" -m venv --system-site-packages --clear "$venv"
+# Without pip of its own: the venv borrows the machine's pip (it sees the
+# machine's packages), which spares installing one, and works where Debian's
+# python3 has no ensurepip (no python3-venv package).
+"$python" -m venv --system-site-packages --clear --without-pip "$venv"
 # --system-site-packages shows the venv only the base installation's packages.
 # Where $python is itself a venv (GPU images often ship torch in one), its own
 # site-packages go on the new venv's path too, after the venv's own.
 site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 "$python" -c 'import site, sys; print("\n".join(site.getsitepackages()))' > "$site/_record_parent.pth"
+if ! "$venv/bin/python" -m pip --version >/dev/null 2>&1; then
+  "$venv/bin/python" -m ensurepip --default-pip >/dev/null \
+    || { echo "record-setup: $python has no pip to lend the venv, and no ensurepip to make one" >&2; exit 1; }
+fi
 mapfile -t pins < <(PYTHONPATH="$root/tools" "$venv/bin/python" -m booktools.runs pins)
 [ ${#pins[@]} -gt 0 ] || exit 1
 source=()
