@@ -5,7 +5,7 @@
 
 The schema is CFF 1.2.0's own (``cff-schema-1.2.0.json`` beside this module:
 ``schema.json`` of citation-file-format/citation-file-format at its tag 1.2.0,
-CC BY 4.0), read by a current ``jsonschema``. cffconvert, which used to do
+CC BY 4.0), read by ``jsonschema`` 4. cffconvert, which used to do
 both, requires ``jsonschema<4`` and held the book's whole environment there.
 
 The BibTeX is made from ``preferred-citation`` (the book), with a key made
