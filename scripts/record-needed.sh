@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Decide whether runs/MACHINE/ needs a new recording (the record workflow's
 # second step): yes when asked by hand (EVENT workflow_dispatch), else when a
-# `hardware` cell has no current recording there (python -m booktools.runs
-# stale: new, edited since, or its stored output changed).
+# `hardware` cell has no current recording there (new, edited since, or its
+# stored output changed) or d2lgpu/ changed since the recorded commit
+# (python -m booktools.runs stale).
 #
 #   bash scripts/record-needed.sh MACHINE [EVENT]
 #
 # Prints why, and `record=true` or `record=false`, which it also appends to
 # the file $GITHUB_OUTPUT names (GitHub Actions' step outputs) when set.
-# Python: $PYTHON, else .venv/bin/python, else python3, with this checkout's
-# booktools first on its path.
+# Python: $PYTHON, else .venv-record/bin/python (scripts/record-setup.sh),
+# else .venv/bin/python, else python3, with this checkout's booktools first on
+# its path.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -19,7 +21,9 @@ if [ $# -lt 1 ] || [ $# -gt 2 ] || [[ $1 == -* ]]; then
 fi
 machine="$1" event="${2:-}"
 python="${PYTHON:-}"
-if [ -z "$python" ] && [ -x .venv/bin/python ]; then
+if [ -z "$python" ] && [ -x .venv-record/bin/python ]; then
+  python=.venv-record/bin/python
+elif [ -z "$python" ] && [ -x .venv/bin/python ]; then
   python=.venv/bin/python
 elif [ -z "$python" ]; then
   python=python3
@@ -31,7 +35,7 @@ if [ "$event" = workflow_dispatch ]; then
 else
   stale="$("$python" -m booktools.runs stale "$machine")"
   if [ -n "$stale" ]; then
-    echo "record-needed: these hardware cells have no current recording in runs/$machine/:"
+    echo "record-needed: runs/$machine/ is not current for these hardware cells or d2lgpu/ files:"
     sed 's/^/  /' <<<"$stale"
     record=true
   else

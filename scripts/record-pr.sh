@@ -9,7 +9,12 @@
 # Nothing happens when runs/MACHINE/ is as HEAD has it. Without a configured
 # git identity it commits as github-actions[bot]. Needs git, python3 (to read
 # run.json) and gh with GH_TOKEN (GitHub's runners have gh; locally, `gh auth
-# login` will do).
+# login` will do). The push authenticates with GH_TOKEN through gh, as `gh
+# auth setup-git` would set up, for this push alone: never with a credential
+# that checkout or anything else left in the git configuration, and without
+# changing the configuration of a machine that records again and again. A
+# push made with the token of the workflow itself would start no workflow,
+# so the pull request would get no checks.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -28,6 +33,10 @@ if [ -z "$(git status --porcelain -- "$folder")" ]; then
   echo "record-pr: $folder/ is as $base has it: no pull request"
   exit 0
 fi
+if [ -z "${GH_TOKEN:-}" ] && ! gh auth status >/dev/null 2>&1; then
+  echo "record-pr: no GH_TOKEN (the record workflow: the App RECORD_APP_CLIENT_ID, or the secret RECORD_TOKEN)" >&2
+  exit 2
+fi
 meta() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$folder/run.json" "$1"; }
 label="$(meta label)" commit="$(meta commit)"
 git config user.email >/dev/null || git config user.email "41898282+github-actions[bot]@users.noreply.github.com"
@@ -35,7 +44,10 @@ git config user.name >/dev/null || git config user.name "github-actions[bot]"
 git checkout --quiet -B "$branch"
 git add --all -- "$folder"
 git commit --quiet -m "Record $folder/ on $label at $commit" -- "$folder"
-git push --quiet --force origin "$branch"
+origin="$(git remote get-url origin)"
+git -c credential.helper= -c 'credential.helper=!gh auth git-credential' \
+  -c http.extraHeader= -c "http.$origin.extraHeader=" \
+  push --quiet --force origin "$branch"
 git checkout --quiet "$base"
 title="Recorded run: $folder/ ($label, commit $commit)"
 body="$(printf 'The chapters executed on %s at commit %s by scripts/record-run.sh (the record workflow).\n\nrun.json:\n\n```json\n%s\n```\n' "$label" "$commit" "$(git show "$branch:$folder/run.json")")"

@@ -52,22 +52,25 @@ then
   exit 1
 fi
 venv="$root/.venv-record"
-pip=("$venv/bin/python" -m pip)
-if ! "$python" -m venv --system-site-packages --clear "$venv" 2>/dev/null; then
-  # No ensurepip (Debian's python3 without python3-venv, some GPU images):
-  # a venv without pip, filled by the machine's own pip.
-  "$python" -m venv --system-site-packages --clear --without-pip "$venv"
-  pip=("$python" -m pip --python "$venv/bin/python")
-fi
+# Without pip of its own: the venv borrows the machine's pip (it sees the
+# machine's packages), which spares installing one, and works where Debian's
+# python3 has no ensurepip (no python3-venv package).
+"$python" -m venv --system-site-packages --clear --without-pip "$venv"
 # --system-site-packages shows the venv only the base installation's packages.
 # Where $python is itself a venv (GPU images often ship torch in one), its own
 # site-packages go on the new venv's path too, after the venv's own.
 site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 "$python" -c 'import site, sys; print("\n".join(site.getsitepackages()))' > "$site/_record_parent.pth"
+if ! "$venv/bin/python" -m pip --version >/dev/null 2>&1; then
+  "$venv/bin/python" -m ensurepip --default-pip >/dev/null \
+    || { echo "record-setup: $python has no pip to lend the venv, and no ensurepip to make one" >&2; exit 1; }
+fi
 mapfile -t pins < <(PYTHONPATH="$root/tools" "$venv/bin/python" -m booktools.runs pins)
 [ ${#pins[@]} -gt 0 ] || exit 1
 source=()
 [ -z "$wheels" ] || source=(--no-index --find-links "$wheels")
-"${pip[@]}" install --disable-pip-version-check -q "${source[@]}" "${pins[@]}"
-"$venv/bin/python" -c "import os, torch; assert os.environ.get('RECORD_REHEARSAL') == '1' or torch.cuda.is_available(), 'the venv lost the GPU torch'"
-echo "record-setup: $venv has ${pins[*]} beside $("$venv/bin/python" -c 'import torch; print("torch", torch.__version__)')"
+"$venv/bin/python" -m pip install --disable-pip-version-check -q "${source[@]}" "${pins[@]}"
+torch="$("$venv/bin/python" -c "import os, torch
+assert os.environ.get('RECORD_REHEARSAL') == '1' or torch.cuda.is_available(), 'the venv lost the GPU torch'
+print(torch.__version__)")"
+echo "record-setup: $venv has ${pins[*]} beside torch $torch"

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -13,7 +15,9 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "_build"
 HTML = BUILD / "html"
 BUILD_LOG = BUILD / "site-build.log"  # the site build of this test run: exit code, then output
+BUILD_PENDING = BUILD / "site-build.pending"  # while it runs: the pid of the process building
 BUILD_TIMEOUT = 600  # seconds; the build executes nothing
+_SITE_BUILD = pytest.StashKey["SiteBuild"]()
 # The tests that read the built site (a run that selects none builds nothing).
 SITE_TESTS = (ROOT / "tests" / "test_site_build.py", ROOT / "tests" / "test_pdf.py",
               ROOT / "tests" / "test_reproducible_build.py", ROOT / "tests" / "browser")
@@ -21,19 +25,25 @@ SITE_TESTS = (ROOT / "tests" / "test_site_build.py", ROOT / "tests" / "test_pdf.
 # The order in which the xdist workers get the test files (--no-loadscope-reorder
 # in pyproject.toml keeps it): long ones first, so that the short unit tests
 # fill the gaps at the end instead of one worker running a long file alone
-# while the other idles. The launcher's unit tests come early: they mostly
-# wait for time limits, which costs nothing beside busy files. The site
-# checks come before the notebooks so that chapters/distributed.ipynb, which
-# also starts several processes, rarely runs beside tests/distributed.
-_FIRST_TO_LAST = ("tests/distributed/", "tests/unit/test_launch.py", "tests/browser/",
-                  "chapters/")
+# while the other idles. While the site builds (SiteBuild, both cores), the
+# workers run what needs no site and has no time bound that a busy machine
+# could break: the launcher's unit tests (they mostly wait for time limits,
+# and retry with a longer one on a busy machine) and the notebooks. Then the
+# distributed tests, whose failing rank must stop within a bound, beside the
+# site's checks rather than the build; chapters/distributed.ipynb, which
+# also starts several processes, after them; then the longest other files.
+_FIRST_TO_LAST = ("tests/unit/test_launch.py", "chapters/", "tests/distributed/",
+                  "tests/browser/", "tests/test_pdf.py", "tests/test_site_build.py",
+                  "chapters/distributed.ipynb", "tests/test_record_workflow.py",
+                  "tests/test_repository_address.py", "tests/test_recorded_runs.py",
+                  "tests/test_figures_folder.py")
 
 
 def _rank(item) -> int:
     path = item.nodeid.split("::", 1)[0]
-    for rank, prefix in enumerate(_FIRST_TO_LAST):
-        if path.startswith(prefix):
-            return rank
+    ranks = [rank for rank, prefix in enumerate(_FIRST_TO_LAST) if path.startswith(prefix)]
+    if ranks:
+        return ranks[-1]  # the most specific prefix, listed last
     return len(_FIRST_TO_LAST) + path.startswith("tests/unit/")
 
 
@@ -62,34 +72,106 @@ def _selects_site_tests(config) -> bool:
     return False
 
 
-def pytest_sessionstart(session):
-    """Build the site, as its own step, before any test runs (and before xdist's workers start).
+class SiteBuild:
+    """The README's build command, run once by the main process while the tests run.
 
-    Only the main process builds, and only when the run includes tests of
-    the built site; it runs the README's command and keeps its exit code and
-    output in _build/site-build.log for those tests (a failed build fails
-    them, with its output).
+    Only the main process builds, and only when the run includes tests of the
+    built site. The build starts with the session, in the background: the
+    tests that need no site (the notebooks, the launcher's, which mostly wait)
+    run beside it instead of after it. When it ends, its exit code and output
+    go to _build/site-build.log, all at once; a test of the site waits for
+    that file (site_build), so none reads a half-built site. While it runs,
+    _build/site-build.pending names the process that builds.
     """
+
+    def __init__(self, reporter):
+        self.reporter, self.began, self.seconds = reporter, time.monotonic(), None
+        BUILD.mkdir(exist_ok=True)
+        BUILD_LOG.unlink(missing_ok=True)
+        BUILD_PENDING.write_text(str(os.getpid()))
+        self.output = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(["bash", "scripts/build-site.sh"], cwd=ROOT,
+                                     stdout=self.output, stderr=subprocess.STDOUT)
+        self.thread = threading.Thread(target=self._wait, daemon=True)
+        self.thread.start()
+
+    def _wait(self) -> None:
+        try:
+            code = self.proc.wait(timeout=BUILD_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait()
+        self.seconds = time.monotonic() - self.began
+        self.output.seek(0)
+        text = self.output.read().decode(errors="replace")
+        BUILD.mkdir(exist_ok=True)
+        partial = BUILD_LOG.with_suffix(".partial")
+        partial.write_text(f"{code}\n{text}")
+        os.replace(partial, BUILD_LOG)
+        BUILD_PENDING.unlink(missing_ok=True)
+
+    def finish(self, interrupted: bool) -> None:
+        if interrupted and self.proc.poll() is None:
+            self.proc.kill()
+        self.thread.join()
+        if self.reporter is not None and self.seconds is not None:
+            verdict = "built" if self.proc.returncode == 0 else \
+                f"FAILED (exit {self.proc.returncode})"
+            self.reporter.section("site build", sep="-")
+            self.reporter.write_line(f"site: {verdict} in {self.seconds:.1f} s, beside the "
+                                     "tests (bash scripts/build-site.sh; output in "
+                                     "_build/site-build.log)")
+
+
+def pytest_sessionstart(session):
     config = session.config
     if hasattr(config, "workerinput") or not _selects_site_tests(config):
         return
-    began = time.monotonic()
-    proc = subprocess.run(["bash", "scripts/build-site.sh"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=BUILD_TIMEOUT)
-    BUILD.mkdir(exist_ok=True)
-    BUILD_LOG.write_text(f"{proc.returncode}\n{proc.stdout}\n{proc.stderr}")
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        verdict = "built" if proc.returncode == 0 else f"FAILED (exit {proc.returncode})"
-        reporter.write_line(f"site: {verdict} in {time.monotonic() - began:.1f} s "
-                            "(bash scripts/build-site.sh; output in _build/site-build.log)")
+    config.stash[_SITE_BUILD] = SiteBuild(config.pluginmanager.get_plugin("terminalreporter"))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    build = session.config.stash.get(_SITE_BUILD, None)
+    if build is not None:
+        build.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+
+
+def wait_for_the_site_build() -> None:
+    """Wait while this run's site build (SiteBuild) runs: a test with a time bound that
+    both busy cores could break (a failed rank must stop the others in time) waits."""
+    while BUILD_PENDING.is_file() and not BUILD_LOG.is_file() and _builder_alive():
+        time.sleep(0.2)
+
+
+# Test files with a time bound that both busy cores could break.
+BOUNDED = ("tests/distributed/",)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _bounded_tests_wait_for_the_site_build(request):
+    if request.node.nodeid.startswith(BOUNDED):
+        wait_for_the_site_build()
+
+
+def _builder_alive() -> bool:
+    try:
+        os.kill(int(BUILD_PENDING.read_text()), 0)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 @pytest.fixture(scope="session")
 def site_build() -> subprocess.CompletedProcess:
-    """The site build of this test run (pytest_sessionstart): exit code and output."""
-    if not BUILD_LOG.is_file():
-        pytest.fail("the site was not built before the tests (pytest_sessionstart)", pytrace=False)
+    """The site build of this test run (SiteBuild): exit code and output, once it ended."""
+    deadline = time.monotonic() + BUILD_TIMEOUT + 60
+    while not BUILD_LOG.is_file():
+        if not BUILD_PENDING.is_file() or not _builder_alive():
+            pytest.fail("the site was not built for these tests (tests/conftest.py SiteBuild)",
+                        pytrace=False)
+        if time.monotonic() > deadline:
+            pytest.fail("the site build did not end in time", pytrace=False)
+        time.sleep(0.2)
     code, _, output = BUILD_LOG.read_text().partition("\n")
     return subprocess.CompletedProcess(["bash", "scripts/build-site.sh"], int(code), output, "")
 

@@ -11,6 +11,7 @@ import yaml
 
 from booktools import i18n
 from booktools.ext import languages as ext
+from sphinx.errors import ConfigError
 
 EDITIONS = [lang.code for lang in i18n.translations()]
 CHAPTERS = i18n.english_chapters()
@@ -229,8 +230,11 @@ def test_a_stage_links_the_book_and_sets_the_edition(tmp_path):
         i18n.stage("en", tmp_path)
 
 
+SITE = "https://d2l-gpu-book.github.io/gpu-book/"
+
+
 def _page(language: str, docname: str = "chapters/devices") -> dict:
-    app = SimpleNamespace(config=SimpleNamespace(language=language))
+    app = SimpleNamespace(config=SimpleNamespace(language=language, book_site_root=SITE))
     context = {"body": "<h1>x</h1>", "metatags": ""}
     ext.add_editions(app, docname, "page.html", context, None)
     return context
@@ -240,11 +244,11 @@ def test_a_page_declares_its_language_and_links_every_edition(monkeypatch):
     monkeypatch.setattr(i18n, "lags", lambda code, chapter, *a: False)
     zh = _page("zh_CN")
     assert zh["language"] == "zh-CN"
-    for code, url in [("en", "../../chapters/devices.html"), ("zh-CN", "devices.html"),
-                      ("ja", "../../ja/chapters/devices.html"),
-                      ("pt-BR", "../../pt-BR/chapters/devices.html"),
-                      ("x-default", "../../chapters/devices.html")]:
-        assert f'<link rel="alternate" hreflang="{code}" href="{url}">' in zh["metatags"]
+    for code, path in [("en", "chapters/devices.html"), ("zh-CN", "zh-CN/chapters/devices.html"),
+                       ("ja", "ja/chapters/devices.html"),
+                       ("pt-BR", "pt-BR/chapters/devices.html"),
+                       ("x-default", "chapters/devices.html")]:
+        assert f'<link rel="alternate" hreflang="{code}" href="{SITE}{path}">' in zh["metatags"]
     assert zh["body"].startswith('<nav class="language-switcher"')
     assert 'lang="zh-CN" aria-current="page"' in zh["body"]
     assert "translation-lag" not in zh["body"]
@@ -252,6 +256,15 @@ def test_a_page_declares_its_language_and_links_every_edition(monkeypatch):
     assert english["language"] == "en"
     assert 'href="../ja/chapters/devices.html"' in english["body"]
     assert _page("ja", "search")["body"] == "<h1>x</h1>"  # not a chapter: unchanged
+
+
+@pytest.mark.parametrize("language, canonical_base", [("en", SITE), ("pt_BR", f"{SITE}pt-BR/")])
+def test_each_edition_takes_its_own_address_under_the_sites(language, canonical_base):
+    config = SimpleNamespace(language=language, html_baseurl=SITE.rstrip("/"))
+    ext.site_addresses(None, config)
+    assert (config.book_site_root, config.html_baseurl) == (SITE, canonical_base)
+    with pytest.raises(ConfigError, match="html.baseurl in _config.yml must be the site's"):
+        ext.site_addresses(None, SimpleNamespace(language="en", html_baseurl=""))
 
 
 def test_a_lagging_translation_shows_a_banner_in_its_language(monkeypatch):

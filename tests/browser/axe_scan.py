@@ -1,16 +1,24 @@
 """axe-core (npm, served from node_modules) over chapter pages at 1280 px.
 
-The shared part of test_axe.py (English and pt-BR) and test_axe_cjk.py
-(zh-CN and ja): the scan is split in two files so that two test workers
-share it (pytest-xdist hands out whole files). No serious or critical
-violation is allowed, except those of the theme itself that the book cannot
-change (EXEMPT: rule id, the selector of the elements, why). One chapter per
-edition is also scanned in the theme's dark mode, with its solutions, hidden
-cells and recorded tabs open: the contrast rules there, and its plots must
-sit on the book's light card.
+The shared part of test_axe.py (English) and test_axe_editions.py (the
+translations): two files, so that two test workers share the scan
+(pytest-xdist hands out whole files). No serious or critical violation is
+allowed, except those of the theme itself that the book cannot change
+(EXEMPT: rule id, the selector of the elements, why). One chapter per
+edition (DARK_PAGE) is also scanned in the theme's dark mode, with its
+solutions, hidden cells and recorded tabs open: the contrast rules there,
+and its plots must sit on the book's light card.
+
+Which pages (``pages``): the test command scans every English chapter page
+and one page per translation (DARK_PAGE), in light and in dark: the
+editions share their theme, CSS and page structure with English, so a page
+each finds what is theirs (the language, its fonts, its words). With
+``BOOK_AXE=all`` (the publish workflow, before it deploys) every page of
+every edition is scanned.
 """
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -20,7 +28,7 @@ from booktools import chromium
 from booktools.book import ROOT
 from test_site_browser import new_context, offline_chromium, sync_api
 
-__all__ = ["EXEMPT", "pages", "problems", "scan", "still_needed", "axe_tests"]
+__all__ = ["EXEMPT", "full_scan", "pages", "problems", "scan", "still_needed", "axe_tests"]
 
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 WIDTH = 1280
@@ -59,9 +67,19 @@ PLOTS = """() => [...document.querySelectorAll(
   .map(img => ({src: img.getAttribute('src'), background: getComputedStyle(img).backgroundColor}))"""
 
 
-def pages(codes: list[str]) -> list[tuple[str, str]]:
-    """(edition, toc page) of every chapter page those editions have."""
-    return [(code, page) for code in codes for page in i18n.edition_pages(code)]
+def full_scan() -> bool:
+    """Whether every page of every edition is scanned (BOOK_AXE=all), not the test command's."""
+    value = os.environ.get("BOOK_AXE", "")
+    if value not in ("", "all"):
+        raise ValueError(f"BOOK_AXE={value!r}: use BOOK_AXE=all, or leave it unset")
+    return value == "all"
+
+
+def pages(codes: list[str], full: bool = False) -> list[tuple[str, str]]:
+    """(edition, toc page) of the pages to scan: every page of English (and, full, of every
+    edition); of a translation, DARK_PAGE alone."""
+    return [(code, page) for code in codes for page in i18n.edition_pages(code)
+            if full or code == "en" or page == DARK_PAGE]
 
 
 def scan(site_url: str, chosen: list[tuple[str, str]]) -> tuple[dict, dict]:
@@ -115,7 +133,7 @@ def still_needed(found: dict, rule: str, pattern: str) -> bool:
 
 def axe_tests(codes: list[str]):
     """The module fixture and tests that scan those editions' chapter pages."""
-    chosen = pages(codes)
+    chosen = pages(codes, full_scan())
     dark = [(code, page) for code, page in chosen if page == DARK_PAGE]
 
     @pytest.fixture(scope="module")

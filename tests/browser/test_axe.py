@@ -1,6 +1,24 @@
-"""axe-core over every chapter page of the English and pt-BR editions at 1280 px, and
-their tensors chapter in dark mode (axe_scan)."""
+"""axe-core over every chapter page of the English edition at 1280 px, and its
+tensors chapter in dark mode (axe_scan)."""
+import pytest
 from axe_scan import axe_tests
 
 (violations, test_no_serious_accessibility_violation, test_every_exemption_is_still_needed,
- test_dark_mode_keeps_contrast_and_plots_on_a_light_card) = axe_tests(["en", "pt-BR"])
+ test_dark_mode_keeps_contrast_and_plots_on_a_light_card) = axe_tests(["en"])
+
+
+def test_the_test_command_scans_english_and_one_page_per_edition(monkeypatch):
+    from axe_scan import DARK_PAGE, full_scan, pages
+    from booktools import i18n
+    codes = [lang.code for lang in i18n.languages()]
+    monkeypatch.delenv("BOOK_AXE", raising=False)
+    chosen = pages(codes, full_scan())
+    english = [(code, page) for code, page in chosen if code == "en"]
+    assert english == [("en", page) for page in i18n.edition_pages("en")] and len(english) > 5
+    assert [c for c in chosen if c[0] != "en"] == [(code, DARK_PAGE) for code in codes[1:]]
+    monkeypatch.setenv("BOOK_AXE", "all")  # the publish workflow's scan
+    assert pages(codes, full_scan()) == [(code, page) for code in codes
+                                         for page in i18n.edition_pages(code)]
+    monkeypatch.setenv("BOOK_AXE", "yes")
+    with pytest.raises(ValueError, match="BOOK_AXE='yes': use BOOK_AXE=all"):
+        full_scan()

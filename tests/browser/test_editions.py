@@ -39,10 +39,11 @@ def test_edition_page_declares_its_language_and_its_alternates(built_site, lang,
     text = _html(built_site, lang.code, page)
     assert re.search(rf'<html[^>]* lang="{re.escape(lang.code)}"', text)
     alternates = dict(re.findall(r'<link rel="alternate" hreflang="([^"]+)" href="([^"]+)">', text))
-    here = i18n.site_path(lang.code, page)
-    expected = {e.code: i18n.relative_url(here, i18n.site_path(e.code, page))
-                for e in i18n.alternates(page)}
+    site = book_config()["html"]["baseurl"]  # absolute: search engines need them so
+    expected = {e.code: site + i18n.site_path(e.code, page) for e in i18n.alternates(page)}
     assert alternates == {**expected, "x-default": expected["en"]}
+    canonical = re.search(r'<link rel="canonical" href="([^"]+)"', text)
+    assert canonical and canonical.group(1) == site + i18n.site_path(lang.code, page)
     assert "translation-lag" not in text or i18n.lags(lang.code, page.removeprefix("chapters/"))
 
 

@@ -10,8 +10,8 @@
 buttons and the site's footer are derived from it while the site builds. The
 places that must repeat it (``PLACES``) are each chapter's install cell and
 the ``ddp_train.py`` download in every edition (the .md and its notebook),
-the links of the README and CONTRIBUTING.md (clone, Colab, the site on GitHub
-Pages, the BibTeX) and ``CITATION.cff``. Every GitHub address in them (a
+the links of the README, CONTRIBUTING.md and MAINTAINING.md (clone, Colab,
+the site on GitHub Pages, the BibTeX) and ``CITATION.cff``. Every GitHub address in them (a
 repository on github.com, a raw file, a Pages site, a Colab or Studio Lab
 link to a notebook) must be the book's, with its branch where it names one,
 unless it is another project's, listed in ``ELSEWHERE``.
@@ -41,7 +41,7 @@ __all__ = ["Address", "Mention", "PLACES", "ELSEWHERE", "parse_url", "configured
            "place_files", "mentions", "problems", "repoint", "main"]
 
 # The files that repeat the address (globs under the book's root).
-PLACES = ("_config.yml", "README.md", "CONTRIBUTING.md", "CITATION.cff",
+PLACES = ("_config.yml", "README.md", "CONTRIBUTING.md", "MAINTAINING.md", "CITATION.cff",
           "chapters/*.md", "chapters/*.ipynb", "chapters/*.py", "chapters/_snippets/*.md",
           "i18n/*/chapters/*.md", "i18n/*/chapters/*.ipynb", "i18n/*/_snippets/*.md")
 # Other projects' repositories that the places may link to, as "owner/name".

@@ -22,7 +22,8 @@ in source (``python -m booktools.runs name MACHINE``).
     python -m booktools.runs report
         How many hardware cells have a current recording, per chapter.
     python -m booktools.runs stale MACHINE
-        The hardware cells without a current recording on MACHINE, one a line
+        The hardware cells without a current recording on MACHINE, and the
+        files of d2lgpu/ changed since its recorded commit, one a line
         (nothing: runs/MACHINE/ is up to date; scripts/record-needed.sh).
 
 The website shows a recording under the cell of the same name, with links to
@@ -50,7 +51,7 @@ from pathlib import Path
 __all__ = [
     "Match", "Run", "NbvalComparison", "read_run", "runs", "pair_cells", "check_run",
     "named_cells", "name_problems", "names_problems", "apply_names", "printed_line", "similarity", "cell_status",
-    "hardware_report", "format_report", "stale_cells", "record", "strip_volatile", "code_cells",
+    "hardware_report", "format_report", "stale_cells", "package_changes", "record", "strip_volatile", "code_cells",
     "ArtifactWatch", "artifact_problems", "replacement_problem", "kernel_manager", "record_pins", "ARTIFACTS", "ARTIFACT_MAX_BYTES",
 ]
 
@@ -642,6 +643,32 @@ def stale_cells(run: Run | None, chapters: Path = CHAPTERS,
             if status in stale]
 
 
+PACKAGE = "d2lgpu"  # the helpers the chapters import; a recording ran one version of them
+
+
+def package_changes(run: Run | None, root: Path = ROOT, package: str = PACKAGE) -> list[str]:
+    """The package's files changed between the run's commit and HEAD, one line each.
+
+    A recording shows what the helpers did at its commit; once they change,
+    every recorded cell may print something else, whatever its own source.
+    Each line is "d2lgpu: FILE (changed since the recorded commit C)"; one
+    line says so when git does not know the commit (a shallow clone). Empty
+    when nothing changed, and where there is no run or it names no commit.
+    """
+    commit = str(run.meta.get("commit", "")) if run is not None else ""
+    if not commit:
+        return []
+    if not COMMIT.fullmatch(commit):
+        return [f"{package}: cannot compare with the recorded commit {commit!r} (not a commit)"]
+    proc = subprocess.run(["git", "diff", "--name-only", commit, "HEAD", "--", package],
+                          cwd=root, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return [f"{package}: cannot compare with the recorded commit {commit} "
+                "(git does not know it here: fetch the whole history)"]
+    return [f"{package}: {Path(name).relative_to(package)} (changed since the recorded commit "
+            f"{commit})" for name in proc.stdout.split()]
+
+
 def format_report(report: dict) -> str:
     """The report as a small table, one line per chapter."""
     machines = sorted({m for e in report.values() for m in e["machines"]})
@@ -974,11 +1001,12 @@ def _run_command(args) -> int:
         folder = RUNS / args.machine
         run = read_run(folder) if (folder / "run.json").is_file() else None
         found = stale_cells(run)
-        if found:
-            print("\n".join(found))
+        changed = package_changes(run)
+        if found or changed:
+            print("\n".join(found + changed))
         where = f"runs/{args.machine}/" if run else f"no recording runs/{args.machine}/ yet"
-        print(f"stale: {len(found)} hardware cells without a current recording ({where})",
-              file=sys.stderr)
+        print(f"stale: {len(found)} hardware cells without a current recording ({where}); "
+              f"{len(changed)} changes in {PACKAGE}/ since it was recorded", file=sys.stderr)
         return 0
     if args.command == "pins":
         print("\n".join(record_pins()))

@@ -7,7 +7,10 @@ language's. This extension adds, on every chapter page:
 - ``<html lang>`` as BCP 47 writes it (``zh-CN``; Sphinx would write
   ``zh_CN``), so that browsers pick the right CJK fonts;
 - ``<link rel="alternate" hreflang>`` to the same page in every edition that
-  has it, and ``x-default`` to English;
+  has it, and ``x-default`` to English, each an absolute URL under the
+  site's address (``html.baseurl`` in _config.yml), as search engines need;
+  an edition's own ``html_baseurl`` becomes that address plus ``<code>/``, so
+  that each page's ``<link rel="canonical">`` names the page itself;
 - a switcher above the text, linking those pages;
 - on a translated page whose English prose changed since it was translated,
   a short banner in its language linking the English page;
@@ -27,6 +30,7 @@ import re
 
 from docutils import nodes
 from sphinx.application import Sphinx
+from sphinx.errors import ConfigError
 
 from booktools import i18n, typography
 
@@ -50,6 +54,18 @@ def _banner(lang: i18n.Language, english_url: str) -> str:
             f'hreflang="en" lang="en">{html.escape(lang.ui["lag_link"])}</a></p></div>\n')
 
 
+def site_addresses(app: Sphinx, config) -> None:
+    """The site's address (html_baseurl, the English site's), and this edition's own."""
+    root = config.html_baseurl
+    if not root.startswith("https://"):
+        raise ConfigError("languages: html.baseurl in _config.yml must be the site's https:// "
+                          f"address (hreflang links are absolute), not {root!r}")
+    root = root.rstrip("/") + "/"
+    config.book_site_root = root
+    lang = i18n.for_sphinx(config.language)
+    config.html_baseurl = root if lang.english else f"{root}{lang.code}/"
+
+
 def add_editions(app: Sphinx, pagename: str, templatename: str, context: dict,
                  doctree) -> None:
     lang = i18n.for_sphinx(app.config.language)
@@ -60,10 +76,12 @@ def add_editions(app: Sphinx, pagename: str, templatename: str, context: dict,
     here = i18n.site_path(lang.code, pagename)
     links = [(e, i18n.relative_url(here, i18n.site_path(e.code, pagename))) for e in editions]
     english_url = links[0][1]
+    root = app.config.book_site_root
     context["metatags"] = context.get("metatags", "") + "".join(
-        f'\n<link rel="alternate" hreflang="{e.code}" href="{html.escape(url)}">'
-        for e, url in links) + \
-        f'\n<link rel="alternate" hreflang="x-default" href="{html.escape(english_url)}">'
+        f'\n<link rel="alternate" hreflang="{e.code}" '
+        f'href="{html.escape(root + i18n.site_path(e.code, pagename))}">' for e in editions) + \
+        f'\n<link rel="alternate" hreflang="x-default" ' \
+        f'href="{html.escape(root + i18n.site_path("en", pagename))}">'
     top = _switcher(lang, links) if len(links) > 1 else ""
     if not lang.english and i18n.lags(lang.code, pagename.removeprefix("chapters/")):
         top += _banner(lang, english_url)
@@ -116,6 +134,8 @@ def no_space_before_full_width_parenthesis(app: Sphinx, pagename: str, templaten
 
 
 def setup(app: Sphinx) -> dict:
+    app.add_config_value("book_site_root", "", "html")
+    app.connect("config-inited", site_addresses)
     app.connect("html-page-context", add_editions)
     app.connect("html-page-context", no_space_before_full_width_parenthesis)
     app.connect("doctree-resolved", full_width_exercise_parentheses)
