@@ -36,7 +36,8 @@ def run_as_a_reader(notebook: Path, timeout: int = 1800) -> list[str]:
         nb = nbformat.read(copy, as_version=4)
         found = []
         try:
-            NotebookClient(nb, km=kernel_manager(), timeout=timeout, allow_errors=True,
+            NotebookClient(nb, kernel_manager_class=kernel_manager(), kernel_name="this-python",
+                           timeout=timeout, allow_errors=True,
                            resources={"metadata": {"path": folder}}).execute()
         except Exception as error:  # a dead kernel or a timeout
             found.append(f"{notebook.stem}: {error!r}"[:500])
