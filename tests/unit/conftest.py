@@ -39,7 +39,14 @@ def torch_accelerator(monkeypatch):
 
 
 def fake_hardware(monkeypatch, cuda=0, mps=False, xpu=0):
-    """Make d2lgpu see ``cuda`` CUDA devices, MPS if ``mps``, ``xpu`` XPUs."""
+    """Make d2lgpu see ``cuda`` CUDA devices, MPS if ``mps``, ``xpu`` XPUs.
+
+    The faked machine is a fresh process: CUDA not yet initialised (a test
+    that wants it so says so). On a machine with a real GPU, an earlier test in
+    the same worker may have initialised CUDA, and d2lgpu would then wait for
+    the real current GPU too (seen on an H100).
+    """
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
     monkeypatch.setattr(devices, "_cuda_device_count", lambda: cuda)
     monkeypatch.setattr(devices, "_mps_is_available", lambda: mps)
     monkeypatch.setattr(devices, "_xpu_device_count", lambda: xpu)

@@ -41,11 +41,13 @@ def run(source: str, namespace: dict) -> dict:
 
 
 @pytest.fixture
-def chapter(tmp_path, monkeypatch):
+def chapter(tmp_path, monkeypatch, hardware):
     """The chapter's namespace up to its model, with ``device`` set to CUDA.
 
-    The tensors stay on the CPU; waiting for CUDA does nothing.
+    The tensors stay on the CPU, even on a machine with a GPU (d2lgpu sees
+    none while the namespace is made); waiting for CUDA does nothing.
     """
+    hardware()  # try_gpu() is the CPU: the model and inputs are made there
     monkeypatch.chdir(tmp_path)  # the chapter writes outputs/ beside itself
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *args, **kwargs: None)
     namespace = run(cell(marker="from d2lgpu import"), {})

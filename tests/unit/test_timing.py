@@ -592,3 +592,16 @@ def test_count_waits_needs_cuda(monkeypatch, hardware, kinds):
 def test_count_waits_needs_a_callable():
     with pytest.raises(TypeError, match=r"count_waits\(fn\): fn must be callable"):
         d2lgpu.count_waits(3)
+
+
+def test_fake_gpus_stand_for_a_process_that_has_not_used_them(monkeypatch, hardware):
+    # On a machine with a real GPU an earlier test in this worker may have
+    # initialised CUDA; the faked machine must not inherit that, or benchmark
+    # waits for the real current GPU (seen on an H100: a wait on cuda:0 for
+    # CPU tensors).
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    hardware(cuda=2)
+    rec = Recorder(monkeypatch)
+    d2lgpu.benchmark(lambda a: rec.work(), torch.ones(3), warmup=0, repeat=2,
+                     min_block_time=0)
+    assert "sync" not in rec.kinds()
