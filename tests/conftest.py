@@ -28,15 +28,16 @@ SITE_TESTS = (ROOT / "tests" / "test_site_build.py", ROOT / "tests" / "test_pdf.
 # while the other idles. While the site builds (SiteBuild, both cores), the
 # workers run what needs no site and has no time bound that a busy machine
 # could break: the launcher's unit tests (they mostly wait for time limits,
-# and retry with a longer one on a busy machine) and the notebooks. Then the
-# distributed tests, whose failing rank must stop within a bound, beside the
-# site's checks rather than the build; chapters/distributed.ipynb, which
-# also starts several processes, after them; then the longest other files.
-_FIRST_TO_LAST = ("tests/unit/test_launch.py", "chapters/", "tests/distributed/",
-                  "tests/browser/", "tests/test_pdf.py", "tests/test_site_build.py",
-                  "chapters/distributed.ipynb", "tests/test_record_workflow.py",
+# and retry with a longer one on a busy machine), the notebooks and the
+# longest files that need no site. Then the distributed tests, whose failing
+# rank must stop within a bound (they wait for the build to end), and the
+# site's checks; chapters/distributed.ipynb, which also starts several
+# processes, after them, so that it rarely runs beside tests/distributed.
+_FIRST_TO_LAST = ("tests/unit/test_launch.py", "chapters/", "tests/test_record_workflow.py",
                   "tests/test_repository_address.py", "tests/test_recorded_runs.py",
-                  "tests/test_figures_folder.py")
+                  "tests/test_scheduled_checks.py", "tests/test_figures_folder.py",
+                  "tests/distributed/", "tests/browser/", "tests/test_pdf.py",
+                  "tests/test_site_build.py", "chapters/distributed.ipynb")
 
 
 def _rank(item) -> int:

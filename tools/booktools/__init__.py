@@ -5,7 +5,10 @@ booktools.runs``), ``booktools.notebooks`` (chapter .md/.ipynb pairs,
 ``python -m booktools.notebooks``), ``booktools.gpu_figures`` (GPU figures
 in the prose against the recordings, ``python -m booktools.gpu_figures``),
 ``booktools.words`` (words of prose against the limits, ``python -m
-booktools.words``), ``booktools.book`` (the book's pages and configuration) and
+booktools.words``), ``booktools.citation`` (CITATION.cff and its BibTeX),
+``booktools.release`` (release tags), ``booktools.colab`` (the chapters as a
+Colab reader runs them), ``booktools.workflows`` (the GitHub workflows,
+checked here), ``booktools.book`` (the book's pages and configuration) and
 ``booktools.ext`` (the site's Sphinx extensions). Importing the package does
 nothing.
 """
