@@ -81,7 +81,7 @@ def _term(entry, where: str) -> Term:
     return Term(entry["en"], entry["term"], avoid, allow, note)
 
 
-RESTORE = ("restore it (git checkout -- FILE) or write its terms (CONTRIBUTING.md: "
+RESTORE = ("restore it (git checkout -- FILE) or write its terms (MAINTAINING.md: "
            "Translations, Glossary)")
 
 

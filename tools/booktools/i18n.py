@@ -185,7 +185,7 @@ def _stampable(code: str, chapter: str, chapters: Path, i18n: Path) -> Path:
     path = source(code, chapter, i18n)
     if not path.is_file():
         raise ValueError(f"{_shown(path, i18n)} does not exist: translate "
-                         f"chapters/{chapter}.md into it first (CONTRIBUTING.md: Translations)")
+                         f"chapters/{chapter}.md into it first (MAINTAINING.md: Translations)")
     return path
 
 
@@ -709,7 +709,7 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(problems) or "every translation has English's structure "
                   "and follows its edition's rules")
             if problems:
-                print(f"{len(problems)} problem(s) (CONTRIBUTING.md: Translations)")
+                print(f"{len(problems)} problem(s) (MAINTAINING.md: Translations)")
             return 1 if problems else 0
         if args.command == "reflow":
             changed = reflow(args.code, args.chapters)

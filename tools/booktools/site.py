@@ -298,7 +298,7 @@ CHECKS = (
     ("output_problems", "a chapter's notebook lost the outputs of its code cells: "
                         "bash scripts/refresh.sh chapters/NAME.md executes it again"),
     ("translation_problems", "a translation's structure differs from English's, or it breaks "
-                             "its edition's rules (CONTRIBUTING.md: Translations)"),
+                             "its edition's rules (MAINTAINING.md: Translations)"),
 )
 
 
