@@ -82,7 +82,7 @@ def _term(entry, where: str) -> Term:
 
 
 RESTORE = ("restore it (git checkout -- FILE) or write its terms (MAINTAINING.md: "
-           "Translations, Glossary)")
+           "Translations)")
 
 
 def load(path: Path, name: str | None = None) -> list[Term]:
