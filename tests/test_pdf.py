@@ -151,3 +151,15 @@ def test_without_chromium_ci_fails_instead_of_publishing_no_pdf(tmp_path, monkey
     monkeypatch.setattr(pdf, "SITE", tmp_path)
     assert pdf.main([]) == 1
     assert "pdf: FAILED: no Chromium" in capsys.readouterr().err
+
+
+def test_radicals_of_the_supplement_map_to_their_ideographs_too():
+    # ⻚ (U+2EDA) has no NFKC mapping, unlike the Kangxi radicals; the zh-CN
+    # cover printed 锁⻚内存 for 锁页内存.
+    import re
+
+    from booktools import pdf
+    cmap = "<0041> <2EDA2F64>"  # one glyph to ⻚⽤, as Chromium writes it
+    unified = pdf._RADICAL_DESTINATION.sub(pdf._unified, cmap)
+    assert unified == "<0041> <9875" + "7528>"
+    assert not re.search("[\u2e80-\u2fdf]", bytes.fromhex(unified[8:-1]).decode("utf-16-be"))

@@ -669,7 +669,7 @@ def test_a_built_page_serves_the_files_for_download(tmp_path):
                             str(src), str(out)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     page = (out / "chapters" / "toy.html").read_text()
-    assert "このセルがこの環境で書き出したファイル:" in page
+    assert i18n.language("ja").ui["artifacts"] in page  # the edition's own words
     hrefs = re.findall(r'<a class="reference download internal"[^>]*href="([^"]+)"', page)
     assert len(hrefs) == 1 and hrefs[0].endswith("/trace.json"), hrefs
     assert (out / "chapters" / hrefs[0]).resolve().read_text() == '{"traceEvents": []}'
@@ -796,3 +796,9 @@ def test_each_chapter_kernel_is_shut_down_when_the_chapter_is_done(tmp_path, mon
     assert pid != os.getpid()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_a_printed_line_is_what_the_page_shows_without_escape_codes():
+    # nvidia-smi topo -m underlines its header: "\x1b[4mGPU0\tCPU Affinity\x1b[0m".
+    cell = _nb([("topo()", [_stream("\x1b[4mGPU0\tCPU Affinity\x1b[0m\nGPU0\t X\n")], [])]).cells[0]
+    assert runs.printed_line(cell) == "GPU0\tCPU Affinity"

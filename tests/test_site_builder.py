@@ -317,12 +317,15 @@ def test_a_build_ends_when_the_command_is_killed(tmp_path):
 def test_the_summary_gives_a_notebook_line_as_its_markdown_line():
     # Planted by the review: `:::{nota}` for `:::{note}` at devices.md:29, which
     # Sphinx reported as devices.ipynb:10012 (myst-nb's line 10 of cell 0, from 0).
+    # The chapter's first markdown cell starts after the front matter, at
+    # devices.md:19; its line k (from 0) is notebook line 10000 + k + 2.
     root = site.ROOT
     md = (root / "chapters" / "devices.md").read_text().splitlines()
-    assert md[29 - 1] == ":::{note}"
-    lines = [f"{root}/chapters/devices.ipynb:10012: WARNING: Unknown directive type: 'nota'",
-             f"{root}/_build/html/x.html: fine"]
-    assert site.summary(lines) == ["chapters/devices.md:29: WARNING: Unknown directive "
+    note = md.index(":::{note}") + 1  # 29 when the review planted it
+    assert md[16] == "---" and md[18] == "(devices)="
+    lines = [f"{root}/chapters/devices.ipynb:{10000 + note - 19 + 2}: WARNING: Unknown "
+             "directive type: 'nota'", f"{root}/_build/html/x.html: fine"]
+    assert site.summary(lines) == [f"chapters/devices.md:{note}: WARNING: Unknown directive "
                                    "type: 'nota'"]
 
 

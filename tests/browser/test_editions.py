@@ -193,10 +193,13 @@ INTERFACE = r"""async () => {
   return {strings: found, chapter: article ? article.textContent : ''};
 }"""
 # Words that stay as they are in every edition: names, and the English words an
-# edition's translators chose to keep (pt-BR: "Abrir uma issue", "CPU (este build)").
+# edition's translators chose to keep (pt-BR: "Abrir uma issue", "CPU (este build)",
+# "Cópias, memória fixada e streams").
 KEPT = {"PyTorch", "Colab", "GitHub", "SageMaker", "Studio", "Lab", "MyST", "Markdown",
         "PDF", "pdf", "ipynb", "md", "CPU", "GPU", "GPUs", "NVIDIA", "CC", "BY-SA", "MIT",
-        "Link", "issue", "build"}
+        "Link", "issue", "build", "stream", "streams",
+        # units, as a recorded file's size prints them ("43.4 KiB")
+        "KiB", "MiB", "GiB", "TiB", "kB", "MB", "GB", "TB"}
 
 
 def _interface_text(text: str) -> str:
@@ -229,11 +232,12 @@ def english_left(page: dict, english_page: dict) -> list[str]:
 def test_english_left_is_the_english_pages_words_but_names_and_the_chapters_own():
     english_page = {"strings": [{"where": "title", "text": text, "element": "a"} for text in (
         "Back to top", ". Code: ", "Colab", "CC BY-SA 4.0", "By The d2lgpu authors",
-        "Open issue", "NVIDIA H100 80GB · PyTorch 2.11.0+cu130", "Link to this heading")],
+        "Open issue", "NVIDIA H100 80GB · PyTorch 2.11.0+cu130", "Link to this heading",
+        "43.4 KiB")],
         "chapter": "The text."}
     found = ["Back to top", "Voltar ao topo", ". Code: ", "Colab", "CC BY-SA 4.0",
              "De The d2lgpu authors", "NVIDIA H100 80GB · PyTorch 2.11.0+cu130",
-             "Abrir uma issue", "Link para este título", "Open a notebook"]
+             "Abrir uma issue", "Link para este título", "Open a notebook", "43.4 KiB"]
     page = {"strings": [{"where": "text", "text": text, "element": "p"} for text in found],
             "chapter": "Um notebook: open e close."}
     assert english_left(page, english_page) == [

@@ -211,10 +211,26 @@ def _shell(code: str, site: Path, pages: list[str]) -> str:
 _RADICAL_DESTINATION = re.compile(r"(<[0-9A-Fa-f]+>\s*<)((?:2[EeFf][0-9A-Fa-f]{2})+)(>)")
 
 
+# The CJK Radicals Supplement has no compatibility mapping (NFKC leaves it), so
+# its simplified radicals that share a glyph with an ideograph the book uses
+# are mapped by hand, each to its equivalent ideograph (Unicode's
+# EquivalentUnifiedIdeograph.txt): 锁页 was printed 锁⻚.
+_SUPPLEMENT = {0x2EC5: "见", 0x2EC8: "讠", 0x2EC9: "贝", 0x2ECB: "车", 0x2ED3: "长",
+               0x2ED4: "门", 0x2ED8: "青", 0x2EDA: "页", 0x2EDB: "风", 0x2EDC: "飞",
+               0x2EDD: "食", 0x2EE2: "马", 0x2EE5: "鱼", 0x2EE6: "鸟", 0x2EE9: "黄",
+               0x2EEC: "齐", 0x2EEE: "齿"}
+
+
+def _ideograph(c: str) -> str:
+    """The ideograph a radical's glyph stands for (the character itself otherwise)."""
+    if ord(c) in _SUPPLEMENT:
+        return _SUPPLEMENT[ord(c)]
+    return unicodedata.normalize("NFKC", c) if 0x2E80 <= ord(c) <= 0x2FDF else c
+
+
 def _unified(match: re.Match) -> str:
     text = bytes.fromhex(match[2]).decode("utf-16-be")
-    text = "".join(unicodedata.normalize("NFKC", c) if 0x2E80 <= ord(c) <= 0x2FDF else c
-                   for c in text)
+    text = "".join(_ideograph(c) for c in text)
     return match[1] + text.encode("utf-16-be").hex().upper() + match[3]
 
 

@@ -36,7 +36,7 @@ from sphinx_design.shared import create_component
 from booktools import i18n, runs
 
 LOGGER = logging.getLogger(__name__)
-ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+ANSI = runs.ANSI_ESCAPE  # terminal escape codes in recorded outputs
 
 
 def _literal(text: str, classes: list[str], language: str = "none") -> nodes.literal_block:
