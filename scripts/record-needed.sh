@@ -20,14 +20,7 @@ if [ $# -lt 1 ] || [ $# -gt 2 ] || [[ $1 == -* ]]; then
   exit 2
 fi
 machine="$1" event="${2:-}"
-python="${PYTHON:-}"
-if [ -z "$python" ] && [ -x .venv-record/bin/python ]; then
-  python=.venv-record/bin/python
-elif [ -z "$python" ] && [ -x .venv/bin/python ]; then
-  python=.venv/bin/python
-elif [ -z "$python" ]; then
-  python=python3
-fi
+python="$(bash "$root/scripts/record-python.sh")"
 export PYTHONPATH="$root:$root/tools${PYTHONPATH:+:$PYTHONPATH}"
 if [ "$event" = workflow_dispatch ]; then
   echo "record-needed: asked by hand: recording runs/$machine/"

@@ -35,14 +35,7 @@ if [ $# -lt 1 ] || [[ $1 == -* ]]; then
   echo "usage: bash scripts/record-run.sh MACHINE [--label LABEL] [--chapter NAME ...] [--replace]" >&2
   exit 2
 fi
-python="${PYTHON:-}"
-if [ -z "$python" ] && [ -x .venv-record/bin/python ]; then
-  python=.venv-record/bin/python
-elif [ -z "$python" ] && [ -x .venv/bin/python ]; then
-  python=.venv/bin/python
-elif [ -z "$python" ]; then
-  python=python3
-fi
+python="$(bash "$root/scripts/record-python.sh")"
 command -v "$python" >/dev/null 2>&1 || { echo "record-run: no Python at PYTHON=$python" >&2; exit 2; }
 export PYTHONPATH="$root:$root/tools${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 if [ -n "$(git status --porcelain -- chapters d2lgpu 2>/dev/null)" ]; then

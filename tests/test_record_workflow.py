@@ -58,7 +58,8 @@ def test_record_setup_refuses_a_python_that_cannot_record(tmp_path, version, cud
 def book(tmp_path) -> Path:
     """A book with one chapter, its tooling and runs/current/ recorded from that very chapter."""
     (tmp_path / "scripts").mkdir()
-    shutil.copy(ROOT / "scripts" / "record-needed.sh", tmp_path / "scripts")
+    for script in ("record-needed.sh", "record-python.sh"):
+        shutil.copy(ROOT / "scripts" / script, tmp_path / "scripts")
     shutil.copytree(ROOT / "tools" / "booktools", tmp_path / "tools" / "booktools",
                     ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "tests").mkdir()
@@ -304,7 +305,8 @@ def test_a_rehearsal_on_a_cpu_records_a_chapter_into_a_scratch_machine(gpu_machi
     wheels beside this Python (whose packages satisfy the pins, as a GPU image's would
     satisfy none), then record-run into a scratch machine folder."""
     book, _, env = gpu_machine
-    shutil.copy(ROOT / "scripts" / "record-run.sh", book / "scripts")
+    for script in ("record-run.sh", "record-python.sh"):
+        shutil.copy(ROOT / "scripts" / script, book / "scripts")
     shutil.copytree(ROOT / "d2lgpu", book / "d2lgpu", ignore=shutil.ignore_patterns("__pycache__"))
     (book / "chapters").mkdir()
     shutil.copy(ROOT / "chapters" / "intro.ipynb", book / "chapters")

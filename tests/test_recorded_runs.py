@@ -702,11 +702,12 @@ def _recorded(tmp_path, gpus) -> Path:
     return folder
 
 
-def _toy_chapter(tmp_path) -> Path:
+def _toy_chapter(tmp_path, source="print('new')", name="a") -> Path:
+    """chapters/toy.{md,ipynb}: one unexecuted hardware cell of ``source``, named ``name``."""
     chapters = tmp_path / "chapters"
     chapters.mkdir()
     (chapters / "toy.md").write_text("")
-    nb = _nb([("print('new')", [], ["hardware"], "a")])
+    nb = _nb([(source, [], ["hardware"], name)])
     nb.cells[0].execution_count = None
     nbformat.write(nb, chapters / "toy.ipynb")
     return chapters
@@ -782,12 +783,7 @@ def test_record_pins_are_the_tools_dependencies_at_requirements_versions(tmp_pat
 
 def test_each_chapter_kernel_is_shut_down_when_the_chapter_is_done(tmp_path, monkeypatch):
     # A kernel left running would hold its GPU memory while the next chapter runs.
-    chapters = tmp_path / "chapters"
-    chapters.mkdir()
-    (chapters / "toy.md").write_text("")
-    nb = _nb([("import os\nprint(os.getpid())", [], ["hardware"], "pid")])
-    nb.cells[0].execution_count = None
-    nbformat.write(nb, chapters / "toy.ipynb")
+    chapters = _toy_chapter(tmp_path, "import os\nprint(os.getpid())", "pid")
     monkeypatch.setattr(runs, "_machine_facts", lambda: {
         "gpus": [], "gpu_count": 0, "torch": "2", "cuda": "", "python": "3", "driver": ""})
     assert runs.record("toy-cpu", None, chapters=chapters, root=tmp_path / "runs") == 0

@@ -192,14 +192,22 @@ INTERFACE = r"""async () => {
   walk(document.body, false);
   return {strings: found, chapter: article ? article.textContent : ''};
 }"""
-# Words that stay as they are in every edition: names, and the English words an
-# edition's translators chose to keep (pt-BR: "Abrir uma issue", "CPU (este build)",
-# "Cópias, memória fixada e streams").
+# Words that stay as they are in every edition: names, units (a recorded file's
+# size, "43.4 KiB"), and the interface's English words an edition's translators
+# chose to keep (pt-BR: "Abrir uma issue"). The English terms an edition keeps in
+# its chapters are its glossary's business (kept_terms).
 KEPT = {"PyTorch", "Colab", "GitHub", "SageMaker", "Studio", "Lab", "MyST", "Markdown",
         "PDF", "pdf", "ipynb", "md", "CPU", "GPU", "GPUs", "NVIDIA", "CC", "BY-SA", "MIT",
-        "Link", "issue", "build", "stream", "streams",
-        # units, as a recorded file's size prints them ("43.4 KiB")
-        "KiB", "MiB", "GiB", "TiB", "kB", "MB", "GB", "TB"}
+        "Link", "issue", "KiB", "MiB", "GiB", "TiB", "kB", "MB", "GB", "TB"}
+
+
+def kept_terms(code: str) -> set[str]:
+    """The English words an edition's glossary keeps as its own terms ("stream",
+    "build" in pt-BR), with their plurals: a chapter title in the sidebar says them."""
+    from booktools import glossary
+    words = {w for term in glossary.load(i18n.glossary_file(code))
+             for w in _words(term.term) & _words(term.en)}
+    return words | {f"{w}s" for w in words if not w.endswith("s")}
 
 
 def _interface_text(text: str) -> str:
@@ -213,18 +221,19 @@ def _words(text: str) -> set[str]:
     return {t for t in tokens if len(t) > 1 and re.fullmatch(r"[A-Za-z]+(?:-[A-Za-z]+)*", t)}
 
 
-def english_left(page: dict, english_page: dict) -> list[str]:
+def english_left(page: dict, english_page: dict, kept: set[str] = frozenset()) -> list[str]:
     """What INTERFACE found on a translated page that is English: a string the same
     chapter's English page says too, or one with a word of the English page's interface
     that the edition's own chapter text never uses ("著者 The d2lgpu authors"); names
     and KEPT words aside. One line each: "title: 'Back to top' (a.btn)"."""
     english = {_interface_text(item["text"]) for item in english_page["strings"]}
-    vocabulary = {w for item in english_page["strings"] for w in _words(item["text"])} - KEPT
+    kept = KEPT | kept
+    vocabulary = {w for item in english_page["strings"] for w in _words(item["text"])} - kept
     own = _words(page["chapter"]) | set(re.findall(r"\w+", page["chapter"]))
     left = set()
     for item in page["strings"]:
         text, words = _interface_text(item["text"]), _words(item["text"])
-        if (text in english and words - KEPT) or (words & vocabulary) - own:
+        if (text in english and words - kept) or (words & vocabulary) - own:
             left.add(f"{item['where']}: {text!r} ({item['element']})")
     return sorted(left)
 
@@ -243,6 +252,12 @@ def test_english_left_is_the_english_pages_words_but_names_and_the_chapters_own(
     assert english_left(page, english_page) == [
         "text: 'Back to top' (p)", "text: 'Code' (p)", "text: 'De The d2lgpu authors' (p)",
         "text: 'Open a notebook' (p)"]
+    # An English term the edition's glossary keeps is no English left.
+    english_page["strings"].append({"where": "text", "text": "Copies and streams", "element": "a"})
+    page["strings"].append({"where": "text", "text": "Cópias e streams", "element": "a"})
+    assert "text: 'Cópias e streams' (a)" in english_left(page, english_page)
+    assert "text: 'Cópias e streams' (a)" not in english_left(page, english_page, {"streams"})
+    assert {"stream", "streams", "build"} <= kept_terms("pt-BR")
 
 
 @pytest.mark.parametrize("lang, page", PAGES, ids=IDS)
@@ -251,7 +266,7 @@ def test_edition_page_interface_is_in_its_language(phone_visits, lang, page):
     reader reads, left in English: Sphinx and the themes in the edition's language, the
     rest from i18n/languages.yml (booktools.ext.interface)."""
     left = english_left(phone_visits(lang.code, page).interface,
-                        phone_visits("en", page).interface)
+                        phone_visits("en", page).interface, kept_terms(lang.code))
     assert not left, "English left on the page (i18n/languages.yml: interface, ui):\n" + \
         "\n".join(left)
 

@@ -1,9 +1,14 @@
 """Reading the book's text files: UTF-8 whatever the locale, and one line naming the file otherwise."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-__all__ = ["shown", "read_text"]
+__all__ = ["shown", "read_text", "ANSI_ESCAPE"]
+
+# Terminal colours and underlines, in a build's log or a recorded output
+# (nvidia-smi underlines its headers): what a page or a message drops.
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/files.py in a checkout
 

@@ -607,8 +607,9 @@ def edition_toc(lang: Language, toc: Path = ROOT / "_toc.yml") -> str:
 
 
 def _write_if_changed(path: Path, text: str) -> None:
-    if not path.is_file() or path.read_text(encoding="utf-8") != text:
-        path.write_text(text, encoding="utf-8")
+    """Write text to path, whole (``_write``), unless the file already holds it."""
+    if not path.is_file() or read_text(path) != text:
+        _write(path, lambda f: f.write(text))
 
 
 def stage(code: str, build: Path = STAGES) -> Path:
@@ -652,10 +653,8 @@ def stage(code: str, build: Path = STAGES) -> Path:
     sphinx.setdefault("html_theme_options", {})["search_bar_text"] = lang.ui["search"]
     sphinx["nb_code_prompt_show"] = lang.ui["show_code"]
     sphinx["nb_code_prompt_hide"] = lang.ui["hide_code"]
-    text = yaml.safe_dump(config, allow_unicode=True, sort_keys=False)
-    target = src / "_config.yml"
-    if not target.is_file() or read_text(target) != text:
-        target.write_text(text, encoding="utf-8")
+    _write_if_changed(src / "_config.yml",
+                      yaml.safe_dump(config, allow_unicode=True, sort_keys=False))
     return src
 
 

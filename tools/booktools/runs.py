@@ -48,6 +48,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from booktools import files
+
 __all__ = [
     "Match", "Run", "NbvalComparison", "read_run", "runs", "pair_cells", "check_run",
     "named_cells", "name_problems", "names_problems", "apply_names", "printed_line", "similarity", "cell_status",
@@ -436,16 +438,13 @@ def apply_names(folder: Path, chapters: Path = CHAPTERS) -> int:
     return written
 
 
-ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # terminal colours and underlines
-
-
 def printed_line(cell) -> str:
     """The first line a recorded cell printed (streams, or text/plain without a plot), or '',
     as a page shows it: without terminal escape codes (nvidia-smi underlines its headers)."""
     for output in cell.get("outputs", []):
         data = output.get("data", {})
         text = output.get("text") or ("" if "image/png" in data else data.get("text/plain", ""))
-        text = ANSI_ESCAPE.sub("", text)
+        text = files.ANSI_ESCAPE.sub("", text)
         if text.strip():
             return text.strip().splitlines()[0]
     return ""

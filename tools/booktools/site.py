@@ -60,7 +60,7 @@ from pathlib import Path
 
 import yaml
 
-from booktools import chromium, i18n, notebooks, pdf
+from booktools import chromium, files, i18n, notebooks, pdf
 from booktools.book import ROOT
 
 __all__ = ["BUILD", "INPUTS", "build_command", "inputs_hash", "work_key", "Locked", "locked",
@@ -78,7 +78,6 @@ PRELOAD = ("jupyter_book.cli.main", "jupyter_book.sphinx", "sphinx.application",
            "pydata_sphinx_theme", "sphinx_design", "sphinx_exercise", "sphinx_togglebutton",
            "sphinx_copybutton", "sphinx_thebe", "sphinx_comments", "sphinx_external_toc",
            "sphinx_jupyterbook_latex", "sphinx_multitoc_numbering")
-ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # A line of a build's log that says what went wrong: Sphinx's warnings and
 # errors (coloured or not), an extension's error, and a traceback's last line.
 PROBLEM = re.compile(r"\b(WARNING|ERROR|CRITICAL)\b|^(Extension|Sphinx|Configuration|Theme) error"
@@ -276,7 +275,7 @@ def summary(lines: list[str]) -> list[str]:
     notebook given as the line of its .md where it has one."""
     found = []
     for line in lines:
-        line = ANSI.sub("", line)
+        line = files.ANSI_ESCAPE.sub("", line)
         if PROBLEM.search(line):
             found.append(NOTEBOOK_LINE.sub(_md_line, line))
     return found
@@ -287,7 +286,7 @@ def _said(code: str, log: Path) -> list[str]:
     problems = summary(lines)
     return [f"site: the {code} edition failed to build (its log: {_shown(log)}):",
             *(problems or ["(no warning or error in its log; its end follows)"]),
-            "...", *(ANSI.sub("", line) for line in lines[-12:])]
+            "...", *(files.ANSI_ESCAPE.sub("", line) for line in lines[-12:])]
 
 
 # --- the checks that run beside the English build ---

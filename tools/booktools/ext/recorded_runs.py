@@ -33,14 +33,13 @@ from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 from sphinx_design.shared import create_component
 
-from booktools import i18n, runs
+from booktools import files, i18n, runs
 
 LOGGER = logging.getLogger(__name__)
-ANSI = runs.ANSI_ESCAPE  # terminal escape codes in recorded outputs
 
 
 def _literal(text: str, classes: list[str], language: str = "none") -> nodes.literal_block:
-    text = ANSI.sub("", text).rstrip("\n")
+    text = files.ANSI_ESCAPE.sub("", text).rstrip("\n")
     node = nodes.literal_block(text, text, classes=classes)
     node["language"] = language
     return node
