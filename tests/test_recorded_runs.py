@@ -532,7 +532,7 @@ def test_site_tabs_current_stale_and_unrecorded(tmp_path):
     shown = _tabs_of(_page(chapter), run, tmp_path, chapter, "toy")
     assert [label for label, _ in shown["device"]][0] == "CPU (this build)"
     assert shown["device"][1][0].startswith("Toy")
-    assert shown["device"][0][1] == "cpu\n" and shown["device"][1][1].endswith("cuda:0")
+    assert shown["device"][0][1] == "cpu\n" and shown["device"][1][1].endswith("cuda:0\n")
     assert "NVIDIA Toy 80GB · PyTorch 9.9 · 2026-01-02" in shown["device"][1][1]
     assert "abc1234" not in shown["plot"][1][1]
     assert "earlier version" in shown["plot"][1][1] and "plot(old=True)" in shown["plot"][1][1]

@@ -104,3 +104,16 @@ def test_every_page_of_every_edition_names_the_licences(built_site):
                if not all(link in p.read_text().split('class="bd-footer', 1)[-1]
                           for link in links)]
     assert lacking == []
+
+
+# Two blocks of the same stream, one right after the other, in a cell's output.
+SPLIT_STREAM = re.compile(
+    r'<div class="output (stream|stderr) ([^"]*)">\s*<div class="highlight"><pre>'
+    r'(?:(?!</pre>).)*</pre></div>\s*</div>\s*<div class="output \1 \2"', re.S)
+
+
+def test_what_a_cell_printed_in_parts_shows_as_one_block(built_site):
+    # The stored notebooks have such parts (copies' epochs; booktools.ext.merged_streams).
+    split = {str(page.relative_to(built_site)): len(SPLIT_STREAM.findall(page.read_text()))
+             for page in built_site.rglob("*.html")}
+    assert {page: n for page, n in split.items() if n} == {}

@@ -39,7 +39,9 @@ LOGGER = logging.getLogger(__name__)
 
 
 def _literal(text: str, classes: list[str], language: str = "none") -> nodes.literal_block:
-    text = files.ANSI_ESCAPE.sub("", text).rstrip("\n")
+    # The text as printed, its last newline too (as myst-nb keeps the build's
+    # own): booktools.ext.merged_streams joins a stream's parts end to end.
+    text = files.ANSI_ESCAPE.sub("", text)
     node = nodes.literal_block(text, text, classes=classes)
     node["language"] = language
     return node
