@@ -129,6 +129,10 @@ def test_only_a_tested_release_deploys_and_main_is_never_cancelled():
     assert preview["uses"].startswith("actions/upload-artifact@")
     assert preview["if"].startswith("github.event_name == 'pull_request'")
     assert preview["with"]["path"] == "_build/html"
+    shots = test["jobs"]["test"]["steps"][-2]
+    assert shots["if"] == preview["if"] and shots["with"]["path"] == "_build/screenshots"
+    assert test["jobs"]["test"]["env"]["BOOK_SCREENSHOTS"] == \
+        "${{ github.event_name == 'pull_request' && '1' || '' }}"
     publish = load("publish")
     assert publish[True] == {"workflow_run": {"workflows": ["test"], "types": ["completed"]}}
     build = publish["jobs"]["build"]

@@ -20,7 +20,7 @@ import pytest
 from booktools import i18n, typography
 from booktools.book import ROOT, book_config, repository, toc_pages
 from test_site_browser import (CHROMIUM, PHONE, SCREENSHOTS, PageLog, new_context,
-                               offline_chromium, sync_api)
+                               offline_chromium, review_shot, sync_api)
 
 CHAPTERS = [page for page in toc_pages() if i18n.alternates(page)]
 EDITIONS = i18n.translations()
@@ -100,8 +100,7 @@ class PhoneVisit:
         self.slanted = tab.evaluate(SLANTED)
         self.interface = tab.evaluate(INTERFACE)
         if screenshot is not None:
-            screenshot.parent.mkdir(parents=True, exist_ok=True)
-            tab.screenshot(path=str(screenshot), quality=85)
+            review_shot(tab, screenshot, quality=85)
         self.console, self.failed = log.console, log.failed + log.bad_status
         self.external = log.external
 
@@ -115,6 +114,8 @@ def phone_visits(site_url):
         tab = context.new_page()
         log = PageLog(tab)
         loaded = {}
+        for old in (SCREENSHOTS / "editions").glob("*.jpg"):  # this run's only
+            old.unlink()
 
         def get(code: str, page: str) -> PhoneVisit:
             if (code, page) not in loaded:

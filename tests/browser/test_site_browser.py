@@ -5,13 +5,15 @@ The site is built once per test run, before any test (tests/conftest.py runs
 _toc.yml lists is opened once per width: 1280 px (a laptop) and 390 px (a
 phone); the navigation is also tried at 800 px (a tablet) by resizing the
 phone's page. Requests to any other host are recorded and blocked: the site
-must render completely offline, math included. Each page's screenshot at both
-widths is saved under ``_build/screenshots/`` for review, with the bytes each
-page load transferred (``weights.txt``).
+must render completely offline, math included. The bytes each page load
+transferred go to ``_build/screenshots/weights.txt``; with BOOK_SCREENSHOTS=1,
+screenshots for review too: each page at both widths, its first picture, its
+launch menu, its recorded tabs and the phone's dialogs (review_shot).
 """
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -26,6 +28,25 @@ from booktools.book import ROOT, toc_pages
 
 CHROMIUM = chromium.executable()
 SCREENSHOTS = ROOT / "_build" / "screenshots"
+
+
+def review_screenshots() -> bool:
+    """Whether the browser tests save screenshots for review (BOOK_SCREENSHOTS=1)."""
+    value = os.environ.get("BOOK_SCREENSHOTS", "")
+    if value not in ("", "0", "1"):
+        raise ValueError(f"BOOK_SCREENSHOTS={value!r}: use BOOK_SCREENSHOTS=1, or leave it unset")
+    return value == "1"
+
+
+REVIEW = review_screenshots()
+
+
+def review_shot(target, path: Path, **options) -> None:
+    """Save a screenshot of a tab or an element under _build/screenshots/ when REVIEW
+    (they cost a sixth of the browser tests' time, for no assertion)."""
+    if REVIEW:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        target.screenshot(path=str(path), **options)
 PAGES = toc_pages()
 WIDE, PHONE, TABLET = 1280, 390, 800
 # Bytes one page load may transfer (everything it loads, images included).
@@ -178,13 +199,12 @@ class Visit:
         page.goto(url, wait_until="load")
         self.expand(page)
         self.data = page.evaluate(COLLECT)  # waits for images, math and fonts
-        if screenshot is not None:
+        if screenshot is not None and REVIEW:
             page.evaluate("window.scrollTo(0, 0)")  # sticky header and sidebar at the top
-            screenshot.parent.mkdir(parents=True, exist_ok=True)
             # The whole page at 1280 px; on a phone the first screen (a whole
             # phone page is ~40 000 px tall and costs a second per page to take).
             # JPEG: encoding a whole page as PNG took twice as long.
-            page.screenshot(path=str(screenshot), full_page=self.width > PHONE, quality=85)
+            review_shot(page, screenshot, full_page=self.width > PHONE, quality=85)
         self._page = page
 
     @property
@@ -271,6 +291,16 @@ def visit(visits):
 def phone(visits):
     """phone(page) -> the Visit of that toc page at 390 px."""
     return lambda page: visits(page, PHONE)
+
+
+def test_screenshots_for_review_are_asked_for_by_name(monkeypatch):
+    monkeypatch.delenv("BOOK_SCREENSHOTS", raising=False)
+    assert review_screenshots() is False
+    monkeypatch.setenv("BOOK_SCREENSHOTS", "1")
+    assert review_screenshots() is True
+    monkeypatch.setenv("BOOK_SCREENSHOTS", "yes")
+    with pytest.raises(ValueError, match="BOOK_SCREENSHOTS='yes': use BOOK_SCREENSHOTS=1"):
+        review_screenshots()
 
 
 @pytest.mark.parametrize("width", [WIDE, PHONE])
@@ -366,8 +396,8 @@ def test_launch_buttons_have_the_configured_addresses(visit, page, repo, colab_b
     menu = v.page.locator(".dropdown-launch-buttons .dropdown-menu")
     menu.wait_for(state="visible", timeout=15_000)  # generous: CI may be busy
     assert [t.strip() for t in menu.locator("a").all_inner_texts()] == ["Colab", "Studio Lab"]
-    v.page.screenshot(path=str(SCREENSHOTS / f"{page.replace('/', '__')}__launch-menu.png"),
-                      clip={"x": 640, "y": 0, "width": 640, "height": 300})
+    review_shot(v.page, SCREENSHOTS / f"{page.replace('/', '__')}__launch-menu.png",
+                clip={"x": 640, "y": 0, "width": 640, "height": 300})
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -416,7 +446,7 @@ def _open_dialog(v: Visit, toggle: str, dialog: str) -> list[str]:
     opened.wait_for(state="visible", timeout=5_000)
     links = opened.locator("a").filter(visible=True).all_inner_texts()
     name = urlsplit(v.page.url).path.strip("/").removesuffix(".html").replace("/", "__")
-    v.page.screenshot(path=str(SCREENSHOTS / f"{name}__{v.width}px__{dialog.strip('#')}.png"))
+    review_shot(v.page, SCREENSHOTS / f"{name}__{v.width}px__{dialog.strip('#')}.png")
     v.page.keyboard.press("Escape")
     opened.wait_for(state="detached", timeout=5_000)
     return links
@@ -528,8 +558,8 @@ def test_pictures_keep_their_shape_and_fit_the_column(visits, page, width):
     v = visits(page, width)
     pictures = v.evaluate(SHAPES)
     if pictures:  # for review: the page's first picture as shown
-        v.page.locator("article img").first.screenshot(
-            path=str(SCREENSHOTS / f"{page.replace('/', '__')}__{width}px__picture.png"))
+        review_shot(v.page.locator("article img").first,
+                    SCREENSHOTS / f"{page.replace('/', '__')}__{width}px__picture.png")
     squashed = [f"{p['src']}: shown {p['shown']:.2f}, file {p['file']:.2f}" for p in pictures
                 if abs(p["shown"] / p["file"] - 1) > 0.02]
     assert squashed == [], "pictures shown with another width/height ratio than their file's"
@@ -740,10 +770,10 @@ def test_recorded_tabs_read_on_a_phone(phone, page):
     # For review: the first tab set with its first recorded tab open, where
     # the page has one (a chapter none of whose cells is recorded has none).
     tab_sets = v.page.locator("article .sd-tab-set.recorded-runs")
-    if tab_sets.count():
+    if REVIEW and tab_sets.count():
         tabs = tab_sets.first
         tabs.locator(":scope > label").nth(1).click()
-        tabs.screenshot(path=str(SCREENSHOTS / f"{page.replace('/', '__')}__{PHONE}px__tabs.png"))
+        review_shot(tabs, SCREENSHOTS / f"{page.replace('/', '__')}__{PHONE}px__tabs.png")
         tabs.locator(":scope > label").first.click()
     tall = [f"{r['labels']}: {r['height']:.0f} px, a line is {r['line']:.0f} px" for r in found["rows"]
             if r["height"] > 2 * r["line"] + 1]
