@@ -276,6 +276,7 @@ def visits(browser, site_url):
     weights = [f"{page} at {width} px: {sum(v.transferred.values()) / 1e6:.2f} MB "
                f"in {len(v.transferred)} requests" for (page, width), v in loaded.items()]
     if weights:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         (SCREENSHOTS / "weights.txt").write_text("\n".join(weights) + "\n")
     for context in contexts.values():
         context.close()
