@@ -163,3 +163,21 @@ def test_radicals_of_the_supplement_map_to_their_ideographs_too():
     unified = pdf._RADICAL_DESTINATION.sub(pdf._unified, cmap)
     assert unified == "<0041> <9875" + "7528>"
     assert not re.search("[\u2e80-\u2fdf]", bytes.fromhex(unified[8:-1]).decode("utf-16-be"))
+
+
+def test_printing_alone_waits_for_no_build_and_touches_nothing_while_one_runs(
+        tmp_path, monkeypatch, capsys):
+    # A build replaces _build/html whole at its end: a PDF printed into it meanwhile
+    # would be lost, or left from a site that no longer exists.
+    from booktools import site
+    monkeypatch.setattr(pdf, "SITE", tmp_path / "html")
+    monkeypatch.setenv(chromium.VARIABLE, str(tmp_path / "no-chromium"))  # would unlink
+    monkeypatch.delenv("CI", raising=False)
+    left = tmp_path / "html" / pdf.site_path("en")
+    left.parent.mkdir()
+    left.write_bytes(b"%PDF- of the build in progress")
+    with site.locked(tmp_path):
+        assert pdf.main([]) == 1
+    assert capsys.readouterr().err.startswith("pdf: another build holds ")
+    assert left.read_bytes() == b"%PDF- of the build in progress"
+    assert pdf.main([]) == 0 and not left.exists()  # the lock free: it goes on

@@ -393,6 +393,17 @@ def main(argv: list[str] | None = None) -> int:
     if argv:
         print(__doc__, file=sys.stderr)
         return 2
+    from booktools.site import Locked, locked  # booktools.site imports this module
+    try:
+        # The build's lock: a build replaces the site whole, PDFs and all, at its end.
+        with locked(SITE.parent, who="pdf"):
+            return _print_into_the_site()
+    except Locked as error:
+        print(error, file=sys.stderr)
+        return 1
+
+
+def _print_into_the_site() -> int:
     began = time.monotonic()
     if chromium.version() is None:
         for lang in i18n.languages():  # left from a build that had Chromium: no page links them

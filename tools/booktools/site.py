@@ -142,8 +142,9 @@ class Locked(RuntimeError):
 
 
 @contextlib.contextmanager
-def locked(folder: Path):
-    """Hold folder/.lock for this process (and the builds it forks) or raise Locked."""
+def locked(folder: Path, who: str = "site"):
+    """Hold folder/.lock for this process (and the builds it forks) or raise Locked,
+    whose message begins with ``who:``."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / ".lock"
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -152,7 +153,7 @@ def locked(folder: Path):
     except BlockingIOError:
         holder = path.read_text(errors="replace").strip() or "a build that has not said who it is"
         os.close(fd)
-        raise Locked(f"site: another build holds {_shown(path)} ({holder}): wait for it to end, "
+        raise Locked(f"{who}: another build holds {_shown(path)} ({holder}): wait for it to end, "
                      f"or end it; two builds at once would write the same files") from None
     try:
         os.ftruncate(fd, 0)
