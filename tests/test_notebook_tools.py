@@ -107,10 +107,11 @@ def test_a_chapter_runs_with_its_caches_in_a_temporary_folder(tmp_path, monkeypa
 
 def test_kernel_caches_are_fresh_folders_and_are_removed(monkeypatch):
     monkeypatch.setenv("MPLCONFIGDIR", "/somewhere")
-    with notebooks.kernel_caches() as folder:
+    from booktools import kernels
+    with kernels.kernel_caches() as folder:
         import os
         assert all(Path(os.environ[name]).is_dir() and Path(os.environ[name]).parent == folder
-                   for name in notebooks.CACHE_VARIABLES)
+                   for name in kernels.CACHE_VARIABLES)
     assert os.environ["MPLCONFIGDIR"] == "/somewhere" and not folder.exists()
 
 

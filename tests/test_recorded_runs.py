@@ -767,7 +767,8 @@ def test_a_recording_being_written_is_not_a_run(tmp_path):
 
 def test_chapters_run_in_a_kernel_of_this_interpreter():
     # Not whatever a "python3" kernelspec points at: run.json reports this torch.
-    km = runs.kernel_manager()(kernel_name="this-python")
+    from booktools import kernels
+    km = kernels.kernel_manager()(kernel_name=kernels.KERNEL_NAME)
     assert km.kernel_spec.argv[:3] == [sys.executable, "-m", "ipykernel_launcher"]
 
 
@@ -781,17 +782,22 @@ def test_record_pins_are_the_tools_dependencies_at_requirements_versions(tmp_pat
         runs.record_pins(tmp_path / "requirements.txt")
 
 
-def test_each_chapter_kernel_is_shut_down_when_the_chapter_is_done(tmp_path, monkeypatch):
-    # A kernel left running would hold its GPU memory while the next chapter runs.
-    chapters = _toy_chapter(tmp_path, "import os\nprint(os.getpid())", "pid")
+def test_each_chapter_kernel_has_fresh_caches_and_is_shut_down_when_done(tmp_path, monkeypatch):
+    # A kernel left running would hold its GPU memory while the next chapter runs;
+    # one reading the machine's IPython or matplotlib settings could print otherwise.
+    chapters = _toy_chapter(tmp_path, "import os\nprint(os.getpid(), os.environ['IPYTHONDIR'])",
+                            "pid")
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "the-users"))
     monkeypatch.setattr(runs, "_machine_facts", lambda: {
         "gpus": [], "gpu_count": 0, "torch": "2", "cuda": "", "python": "3", "driver": ""})
     assert runs.record("toy-cpu", None, chapters=chapters, root=tmp_path / "runs") == 0
     cell = runs.code_cells(runs.read_run(tmp_path / "runs" / "toy-cpu").notebooks["toy"])[0]
-    pid = int(cell.outputs[0]["text"])
-    assert pid != os.getpid()
+    pid, ipython = cell.outputs[0]["text"].split()
+    assert int(pid) != os.getpid()
     with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)
+        os.kill(int(pid), 0)
+    assert Path(ipython).parent.name.startswith("book-kernel-") and not Path(ipython).exists()
+    assert os.environ["IPYTHONDIR"] == str(tmp_path / "the-users")
 
 
 def test_a_printed_line_is_what_the_page_shows_without_escape_codes():

@@ -21,7 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from booktools.runs import CHAPTERS, cell_name, code_cells, kernel_manager, untagged_errors
+from booktools.kernels import execute
+from booktools.runs import CHAPTERS, cell_name, code_cells, untagged_errors
 
 __all__ = ["run_as_a_reader", "main"]
 
@@ -29,16 +30,13 @@ __all__ = ["run_as_a_reader", "main"]
 def run_as_a_reader(notebook: Path, timeout: int = 1800) -> list[str]:
     """Execute a copy of the notebook alone in an empty folder; each failure, one line."""
     import nbformat
-    from nbclient import NotebookClient
     with tempfile.TemporaryDirectory(prefix="colab-") as folder:
         copy = Path(folder) / notebook.name
         shutil.copy(notebook, copy)
         nb = nbformat.read(copy, as_version=4)
         found = []
         try:
-            NotebookClient(nb, kernel_manager_class=kernel_manager(), kernel_name="this-python",
-                           timeout=timeout, allow_errors=True,
-                           resources={"metadata": {"path": folder}}).execute()
+            execute(nb, Path(folder), timeout, allow_errors=True)
         except Exception as error:  # a dead kernel or a timeout
             found.append(f"{notebook.stem}: {error!r}"[:500])
         cells = code_cells(nb)

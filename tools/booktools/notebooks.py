@@ -17,24 +17,21 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import difflib
-import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 import jupytext
 import nbformat
 from jupytext.compare import compare_notebooks
-from nbclient import NotebookClient
 
 from booktools.files import read_text, shown
+from booktools import kernels
 from booktools.runs import strip_volatile  # one definition of a clean stored notebook
 
 __all__ = ["refresh", "read_markdown", "pair_problem", "pair_problems", "chapter_markdowns",
-           "unexecuted", "output_problems", "keep_outputs", "md_line", "kernel_caches",
+           "unexecuted", "output_problems", "keep_outputs", "md_line",
            "HARDWARE_NOTE", "SNIPPET"]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/notebooks.py in a checkout
@@ -49,28 +46,6 @@ SNIPPET = CHAPTERS / "_snippets" / "hardware-note.md"
 def chapter_markdowns() -> list[Path]:
     """Every chapter's .md (the files people edit)."""
     return sorted(p for p in CHAPTERS.glob("*.md") if not p.name.startswith("_"))
-
-
-# Where a kernel's libraries keep caches and configuration (under $HOME by default).
-CACHE_VARIABLES = ("MPLCONFIGDIR", "IPYTHONDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")
-
-
-@contextlib.contextmanager
-def kernel_caches():
-    """Point the kernels started inside at a fresh temporary folder for their caches."""
-    saved = {name: os.environ.get(name) for name in CACHE_VARIABLES}
-    with tempfile.TemporaryDirectory(prefix="book-kernel-") as folder:
-        for name in CACHE_VARIABLES:
-            os.environ[name] = os.path.join(folder, name.lower())
-            os.makedirs(os.environ[name])
-        try:
-            yield Path(folder)
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
 
 
 def read_markdown(md: Path):
@@ -120,13 +95,7 @@ def refresh(md: Path, execute: bool = True) -> Path:
         raise SystemExit(f"refresh: {error}") from None
     ipynb = md.with_suffix(".ipynb")
     if execute:
-        with kernel_caches():
-            NotebookClient(
-                nb,
-                timeout=TIMEOUT,
-                kernel_name="python3",
-                resources={"metadata": {"path": str(md.parent)}},
-            ).execute()
+        kernels.execute(nb, md.parent, TIMEOUT)
     else:
         old = nbformat.read(ipynb, as_version=4) if ipynb.is_file() else nbformat.v4.new_notebook()
         lost = keep_outputs(nb, old)

@@ -49,12 +49,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from booktools import files
+from booktools.kernels import execute
 
 __all__ = [
     "Match", "Run", "NbvalComparison", "read_run", "runs", "pair_cells", "check_run",
     "named_cells", "name_problems", "names_problems", "apply_names", "printed_line", "similarity", "cell_status",
     "hardware_report", "format_report", "stale_cells", "package_changes", "record", "strip_volatile", "code_cells",
-    "ArtifactWatch", "artifact_problems", "replacement_problem", "kernel_manager", "record_pins", "ARTIFACTS", "ARTIFACT_MAX_BYTES",
+    "ArtifactWatch", "artifact_problems", "replacement_problem", "record_pins", "ARTIFACTS", "ARTIFACT_MAX_BYTES",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/runs.py in a checkout
@@ -861,34 +862,6 @@ def _machine_facts() -> dict:
             "driver": driver}
 
 
-def kernel_manager():
-    """A kernel manager class whose kernels run this interpreter (sys.executable).
-
-    Not the "python3" kernelspec, which another installed kernelspec of that
-    name could point at another interpreter, with another torch than the one
-    run.json reports. NotebookClient creates one per notebook from the class,
-    and so owns it: each chapter's kernel is shut down when the chapter is
-    done, and frees its GPU memory before the next one starts.
-    """
-    from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
-    from jupyter_client.manager import AsyncKernelManager
-
-    spec = KernelSpec(argv=[sys.executable, "-m", "ipykernel_launcher", "-f",
-                            "{connection_file}"],
-                      display_name=f"Python {platform.python_version()} ({sys.executable})",
-                      language="python")
-
-    class ThisInterpreterSpecs(KernelSpecManager):
-        def get_kernel_spec(self, kernel_name):
-            return spec
-
-    class ThisInterpreter(AsyncKernelManager):
-        def _kernel_spec_manager_default(self):
-            return ThisInterpreterSpecs(data_dir=self.data_dir)
-
-    return ThisInterpreter
-
-
 def record(machine: str, label: str | None, only: list[str] | None = None,
            timeout: int = 600, chapters: Path = CHAPTERS, root: Path = RUNS,
            replace: bool = False) -> int:
@@ -897,12 +870,12 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
     Nothing is written when a cell raised outside ``raises-exception`` cells,
     when a hardware cell has no name, or when a kernel died; nor, unless
     ``replace``, over a recording made on other GPUs (replacement_problem).
-    Each chapter runs in a kernel of this very interpreter (kernel_manager).
+    Each chapter runs in a kernel of this very interpreter, with fresh caches
+    (booktools.kernels).
     The files that named hardware cells wrote in the chapters' folder are kept
     with the run (ArtifactWatch); one too large is left out with a warning.
     """
     import nbformat
-    from nbclient import NotebookClient
     _check_machine_name(machine)
     kept = [p.name for p in (root / machine).glob("*.ipynb") if only and p.stem not in only]
     if kept:
@@ -930,11 +903,8 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
         start = time.time()
         watch = ArtifactWatch(path.parent)
         try:
-            NotebookClient(nb, kernel_manager_class=kernel_manager(), kernel_name="this-python",
-                           timeout=timeout, allow_errors=True,
-                           resources={"metadata": {"path": str(path.parent)}},
-                           on_cell_execute=watch.before,
-                           on_cell_executed=watch.after).execute()
+            execute(nb, path.parent, timeout, allow_errors=True,
+                    on_cell_execute=watch.before, on_cell_executed=watch.after)
         except Exception as err:  # a dead kernel or a timeout: say so, store nothing
             problems.append(f"{path.name}: {err!r}"[:500])
         for index, out in untagged_errors(nb):
