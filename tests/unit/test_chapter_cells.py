@@ -12,26 +12,16 @@ from pathlib import Path
 import pytest
 import torch
 
-from booktools import runs
+from chapter_code import cell_source  # tests/unit/chapter_code.py
 
-CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
-
-
-def source(chapter, name=None, marker=None):
-    """The code of the one cell named ``name``, or containing ``marker``."""
-    cells = runs.code_cells(runs.read_notebook(CHAPTERS / f"{chapter}.ipynb"))
-    found = [c for c in cells if (name is not None and runs.cell_name(c) == name)
-             or (marker is not None and marker in c.source)]
-    assert len(found) == 1, (chapter, name or marker, len(found))
-    return found[0].source
 
 
 def run_cells(chapter, *names):
     """Run the chapter's import cell, then the cells named ``names``, in one namespace."""
     namespace = {"torch": torch}
-    exec(source(chapter, marker="from d2lgpu import"), namespace)
+    exec(cell_source(chapter, marker="from d2lgpu import"), namespace)
     for name in names:
-        exec(source(chapter, name=name), namespace)
+        exec(cell_source(chapter, name=name), namespace)
     return namespace
 
 
@@ -115,7 +105,7 @@ def test_kernel_check_cell_on_a_fake_gpu(monkeypatch, capsys, capability,
                         lambda device=None: capability)
     monkeypatch.setattr(torch.cuda, "get_arch_list", lambda: [
         "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"])
-    exec(source("environment", name="cuda-kernels"), {"torch": torch, "d2lgpu": d2lgpu})
+    exec(cell_source("environment", name="cuda-kernels"), {"torch": torch, "d2lgpu": d2lgpu})
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"GPU 0 compute capability: {capability}"
     assert lines[-1] == f"of them, for this GPU:    {verdict}"
@@ -125,7 +115,7 @@ def test_kernel_check_cell_without_a_gpu(monkeypatch, capsys):
     import d2lgpu
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    exec(source("environment", name="cuda-kernels"), {"torch": torch, "d2lgpu": d2lgpu})
+    exec(cell_source("environment", name="cuda-kernels"), {"torch": torch, "d2lgpu": d2lgpu})
     assert capsys.readouterr().out == "No usable CUDA GPU: no kernels to look for.\n"
 
 
@@ -138,9 +128,9 @@ def test_timer_cell_clock_waits_for_the_device(monkeypatch):
     waits = []
     monkeypatch.setattr(d2lgpu, "synchronize", lambda device=None: waits.append(device))
     namespace = {"torch": torch, "d2lgpu": d2lgpu}
-    exec(source("measuring", marker="from d2lgpu import"), namespace)
+    exec(cell_source("measuring", marker="from d2lgpu import"), namespace)
     namespace.update(device=torch.device("cpu"), A=torch.ones(2, 2))
-    exec(source("measuring", name="torch-benchmark-timer"), namespace)
+    exec(cell_source("measuring", name="torch-benchmark-timer"), namespace)
     assert waits, "the clock given to Timer never waited for the device"
 
 
@@ -162,9 +152,9 @@ def test_memory_counters_cell_on_other_gpus(monkeypatch, capsys, kind, readable)
     monkeypatch.setattr(torch.accelerator, "max_memory_allocated",
                         lambda device=None: 4096)
     namespace = {}
-    exec(source("tensors", marker="from d2lgpu import"), namespace)
+    exec(cell_source("tensors", marker="from d2lgpu import"), namespace)
     namespace["device"] = torch.device(kind)
-    exec(source("tensors", name="memory-counters"), namespace)
+    exec(cell_source("tensors", name="memory-counters"), namespace)
     lines = capsys.readouterr().out.splitlines()
     if readable:
         assert [line.split()[0] for line in lines] == [
@@ -218,7 +208,7 @@ def test_nccl_debug_cell_reads_nccl_log_from_standard_output(monkeypatch, capsys
     monkeypatch.setattr(d2lgpu.launch, "launch", launch)
     namespace = {"torch": torch, "d2lgpu": d2lgpu, "SCRIPT": Path("ddp_train.py"),
                  "workdir": tmp_path}
-    exec(source("distributed", name="nccl-debug"), namespace)
+    exec(cell_source("distributed", name="nccl-debug"), namespace)
     lines = capsys.readouterr().out.splitlines()
     assert asked == [{"NCCL_DEBUG": "INFO"}]
     paths = [line for line in lines if " via " in line]
@@ -236,7 +226,7 @@ def test_loader_cell_uses_no_workers_where_they_would_not_find_the_dataset(monke
 
     made = []
     namespace = {}
-    exec(source("copies", marker="from d2lgpu import"), namespace)
+    exec(cell_source("copies", marker="from d2lgpu import"), namespace)
     DataLoader = namespace["DataLoader"]
 
     def loader(*args, **options):
@@ -245,7 +235,7 @@ def test_loader_cell_uses_no_workers_where_they_would_not_find_the_dataset(monke
 
     namespace["DataLoader"] = loader
     monkeypatch.setattr(multiprocessing, "get_start_method", lambda *a, **k: "spawn")
-    exec(source("copies", name="loader-workers").replace("step_seconds=0.02",
+    exec(cell_source("copies", name="loader-workers").replace("step_seconds=0.02",
                                                          "step_seconds=0.0"),
          namespace)
     assert made == [{"batch_size": 32, "num_workers": 0}] * 2
@@ -272,9 +262,9 @@ def test_profiler_cell_records_steps_after_the_start_up(monkeypatch, capsys):
     monkeypatch.setattr(torch, "randn", lambda *size, device=None: randn(*size))
     monkeypatch.setattr(profiler, "profile", profile)
     namespace = {}
-    exec(source("measuring", marker="from d2lgpu import"), namespace)
+    exec(cell_source("measuring", marker="from d2lgpu import"), namespace)
     namespace["device"] = torch.device("cuda")
-    exec(source("measuring", name="profiler-table"), namespace)
+    exec(cell_source("measuring", name="profiler-table"), namespace)
     (activities, options), = asked
     assert activities == [profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.CUDA]
     assert options["profile_memory"] is True

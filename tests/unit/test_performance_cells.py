@@ -20,19 +20,14 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from booktools import runs
+from chapter_code import cell_source  # tests/unit/chapter_code.py
 
-NOTEBOOK = Path(__file__).resolve().parents[2] / "chapters" / "performance.ipynb"
 CUDA = torch.device("cuda")
 
 
 def cell(name=None, marker=None) -> str:
-    """The source of the cell named ``name``, or the one containing ``marker``."""
-    cells = runs.code_cells(runs.read_notebook(NOTEBOOK))
-    found = [c for c in cells if (name and runs.cell_name(c) == name)
-             or (marker and marker in c.source)]
-    assert len(found) == 1, (name or marker, len(found))
-    return found[0].source
+    """The source of performance's cell named ``name``, or the one containing ``marker``."""
+    return cell_source("performance", name, marker)
 
 
 def run(source: str, namespace: dict) -> dict:

@@ -8,24 +8,11 @@ that it was called. The clock records its reads, so the test sees the order
 of waits and reads.
 """
 
-from pathlib import Path
-
 import pytest
 import torch
 
-from booktools import runs
+from chapter_code import cell_source  # tests/unit/chapter_code.py
 from d2lgpu import format_time
-
-CHAPTERS = Path(__file__).resolve().parents[2] / "chapters"
-
-
-def cell_source(name):
-    """The source of the one code cell named ``name``, in whichever chapter has it."""
-    found = [cell for path in sorted(CHAPTERS.glob("*.ipynb"))
-             for cell_name, cell in runs.named_cells(runs.read_notebook(path)).items()
-             if cell_name == name]
-    assert len(found) == 1, f"{len(found)} cells named {name!r} in chapters/"
-    return found[0].source
 
 
 class FakeTime:
@@ -79,7 +66,7 @@ def test_timing_cells_wait_for_the_accelerator(fake_accelerator, capsys):
     namespace = chapter_namespace(device, events)
     for name in ("timing-that-waits", "cuda-events"):
         events.clear()
-        exec(compile(cell_source(name), f"<{name}>", "exec"), namespace)
+        exec(compile(cell_source(name=name), f"<{name}>", "exec"), namespace)
         clocks = [i for i, event in enumerate(events) if event == "clock"]
         assert clocks, f"{name}: no clock read"
         assert events[clocks[0] - 1:clocks[0]] == ["wait"], (
@@ -114,7 +101,7 @@ def test_profiler_cell_asks_only_for_activities_the_device_has(kind, monkeypatch
     monkeypatch.setattr(profiler, "profile", profile)
     monkeypatch.setattr(torch, "randn", randn)
     namespace = {"torch": torch, "device": torch.device(kind)}
-    exec(compile(cell_source("profiler-table"), "<profiler-table>", "exec"),
+    exec(compile(cell_source(name="profiler-table"), "<profiler-table>", "exec"),
          namespace)
     activity = profiler.ProfilerActivity
     expected = [activity.CPU]
