@@ -231,6 +231,31 @@ def test_pairing_by_name_survives_moves_edits_and_new_cells():
                            runs.code_cells(recorded)) == {0: runs.Match(3, True)}
 
 
+PRINTED = 'print(f"{m.label}: {rate(m)}, {share_of_peak(rate(m), device)}")  # per second'
+
+
+@pytest.mark.parametrize("edited, current", [
+    # The same program: a line split for 80 columns, a comment reworded or gone.
+    ('print(f"{m.label}: {rate(m)}, "\n      f"{share_of_peak(rate(m), device)}")', True),
+    ('# FLOP/s\nprint(f"{m.label}: {rate(m)}, {share_of_peak(rate(m), device)}")', True),
+    # Another program, though it prints the same; another argument; another text.
+    ('share = share_of_peak(rate(m), device)\nprint(f"{m.label}: {rate(m)}, {share}")', False),
+    ('print(f"{m.label}: {rate(m)}, {share_of_peak(rate(m), device, 1)}")', False),
+    ('print(f"{m.label}: {rate(m)}; {share_of_peak(rate(m), device)}")', False),
+    # Not plain Python (an IPython magic): compared as text.
+    ("%timeit f()", False),
+])
+def test_a_recording_stays_current_while_its_cell_is_the_same_program(edited, current):
+    hw = ["hardware"]
+    recorded = _nb([(PRINTED, [], hw, "rate")])
+    chapter = _nb([(edited, [], hw, "rate")])
+    assert runs.pair_cells(runs.code_cells(chapter), runs.code_cells(recorded)) == {
+        0: runs.Match(0, current)}
+    magic = _nb([("%timeit f()", [], hw, "rate")])
+    assert runs.pair_cells(runs.code_cells(magic), runs.code_cells(magic)) == {
+        0: runs.Match(0, True)}
+
+
 def test_a_hardware_cell_without_a_name_or_with_a_taken_name_is_refused(tmp_path):
     hw = ["hardware"]
     nb = _nb([("a()", [], hw), ("b()", [], hw, "twice"), ("c()", [], [], "twice"),

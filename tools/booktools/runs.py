@@ -7,8 +7,8 @@ hardware cells wrote on that machine, runs/<machine>/artifacts/<chapter>/<name>/
 cell tagged ``hardware`` carries a name in its metadata (``name``, unique in
 its chapter). An executed notebook keeps it, so a recording belongs to one
 cell by (chapter, name), wherever that cell moves. It is *current* while the
-recorded source equals the chapter's (trailing whitespace aside), else an
-*earlier version*. A run recorded before its cells had names gets them once
+recorded source is the same program as the chapter's (``same_program``: a
+line split or a comment reworded aside), else an *earlier version*. A run recorded before its cells had names gets them once
 from runs/<machine>/names.json, a mapping whose every pair must be similar
 in source (``python -m booktools.runs name MACHINE``).
 
@@ -34,6 +34,7 @@ nbformat, nbclient and ipykernel besides torch; the comparison needs nbval.
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import datetime as _dt
 import difflib
@@ -56,6 +57,7 @@ __all__ = [
     "named_cells", "name_problems", "names_problems", "apply_names", "printed_line", "similarity", "cell_status",
     "hardware_report", "format_report", "stale_cells", "package_changes", "record", "strip_volatile", "code_cells",
     "ArtifactWatch", "artifact_problems", "replacement_problem", "record_pins", "ARTIFACTS", "ARTIFACT_MAX_BYTES",
+    "normalise_source", "same_program",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/runs.py in a checkout
@@ -94,6 +96,21 @@ ARTIFACT_MAX_BYTES = 10 * 2**20
 def normalise_source(source: str) -> str:
     """A cell's source without trailing whitespace (per line and at the end)."""
     return "\n".join(line.rstrip() for line in source.rstrip().splitlines())
+
+
+def same_program(a: str, b: str) -> bool:
+    """Whether two cell sources are the same program: Python parses them alike.
+
+    Layout and comments aside (a long line split in two, a comment reworded),
+    the code that runs is the same, and so is what it prints. A source that is
+    not plain Python (an IPython magic) is compared as text (normalise_source).
+    """
+    if normalise_source(a) == normalise_source(b):
+        return True
+    try:
+        return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
+    except (SyntaxError, ValueError):
+        return False
 
 
 def code_cells(nb) -> list:
@@ -158,14 +175,14 @@ def similarity(a: str, b: str) -> float:
 class Match:
     """Where a chapter's code cell is in a recorded notebook."""
     recorded: int   # index among the recorded notebook's code cells
-    current: bool   # the sources agree (after normalise_source)
+    current: bool   # the sources are the same program (same_program)
 
 
 def pair_cells(chapter_cells: list, recorded_cells: list) -> dict[int, Match]:
     """Pair chapter code cells with recorded ones: by name, else by equal source.
 
     A named chapter cell pairs only with the recorded cell of its name (current
-    when their sources agree). An unnamed one pairs only with a recorded cell
+    when their sources are the same program). An unnamed one pairs only with a recorded cell
     of the same source that no named cell claimed, where difflib's alignment
     puts it.
     """
@@ -176,7 +193,7 @@ def pair_cells(chapter_cells: list, recorded_cells: list) -> dict[int, Match]:
     for i, cell in enumerate(chapter_cells):
         j = by_name.get(cell_name(cell)) if cell_name(cell) else None
         if j is not None:
-            matches[i] = Match(j, a[i] == b[j])
+            matches[i] = Match(j, same_program(a[i], b[j]))
     claimed = {m.recorded for m in matches.values()}
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     for i1, j1, size in matcher.get_matching_blocks():
@@ -578,9 +595,8 @@ def cell_status(cell, match: Match | None, recorded_cells: list, base,
     why = comparison.differs(cell.outputs, recorded.outputs)
     if why is None:
         return SAME, None
-    source = normalise_source(cell.source)
     then = [c for c in (code_cells(base) if base is not None else [])
-            if normalise_source(c.source) == source]
+            if same_program(c.source, cell.source)]
     if len(then) == 1 and comparison.differs(cell.outputs, then[0].outputs):
         return OUTPUT_CHANGED, why
     if not then:

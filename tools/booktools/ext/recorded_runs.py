@@ -100,8 +100,7 @@ class RecordedRunsTransform(SphinxTransform):
             recorded = run.cell(chapter, name)
             if recorded is None:
                 continue
-            current = source is not None and \
-                runs.normalise_source(recorded.source) == runs.normalise_source(source)
+            current = source is not None and runs.same_program(recorded.source, source)
             tabs.append(self._run_tab(chapter, name, cell, run, recorded, current))
         if not tabs:
             note = nodes.paragraph("", "", nodes.Text(self.ui["not_recorded"]),
