@@ -671,7 +671,9 @@ def package_changes(run: Run | None, root: Path = ROOT, package: str = PACKAGE) 
     """The package's files changed between the run's commit and HEAD, one line each.
 
     A recording shows what the helpers did at its commit; once they change,
-    every recorded cell may print something else, whatever its own source.
+    every recorded cell may print something else, whatever its own source. A
+    module that is the same program (same_program: layout and comments aside)
+    has not changed.
     Each line is "d2lgpu: FILE (changed since the recorded commit C)"; one
     line says so when git does not know the commit (a shallow clone). Empty
     when nothing changed, and where there is no run or it names no commit.
@@ -687,7 +689,18 @@ def package_changes(run: Run | None, root: Path = ROOT, package: str = PACKAGE) 
         return [f"{package}: cannot compare with the recorded commit {commit} "
                 "(git does not know it here: fetch the whole history)"]
     return [f"{package}: {Path(name).relative_to(package)} (changed since the recorded commit "
-            f"{commit})" for name in proc.stdout.split()]
+            f"{commit})" for name in proc.stdout.split()
+            if not _same_module(root, commit, name)]
+
+
+def _same_module(root: Path, commit: str, name: str) -> bool:
+    """Whether a Python file is the same program at commit and at HEAD (same_program)."""
+    if not name.endswith(".py"):
+        return False
+    sources = [subprocess.run(["git", "show", f"{rev}:{name}"], cwd=root, capture_output=True,
+                              text=True) for rev in (commit, "HEAD")]
+    return all(p.returncode == 0 for p in sources) and \
+        same_program(sources[0].stdout, sources[1].stdout)
 
 
 def format_report(report: dict) -> str:
