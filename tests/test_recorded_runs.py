@@ -251,7 +251,10 @@ def test_a_recording_stays_current_while_its_cell_is_the_same_program(edited, cu
     chapter = _nb([(edited, [], hw, "rate")])
     assert runs.pair_cells(runs.code_cells(chapter), runs.code_cells(recorded)) == {
         0: runs.Match(0, current)}
-    magic = _nb([("%timeit f()", [], hw, "rate")])
+
+
+def test_a_cell_that_is_not_plain_python_is_current_while_its_text_is_the_same():
+    magic = _nb([("%timeit f()", [], ["hardware"], "rate")])
     assert runs.pair_cells(runs.code_cells(magic), runs.code_cells(magic)) == {
         0: runs.Match(0, True)}
 

@@ -26,8 +26,8 @@ import jupytext
 import nbformat
 from jupytext.compare import compare_notebooks
 
-from booktools.files import read_text, shown
 from booktools import kernels
+from booktools.files import read_text, shown
 from booktools.runs import strip_volatile  # one definition of a clean stored notebook
 
 __all__ = ["refresh", "read_markdown", "pair_problem", "pair_problems", "chapter_markdowns",

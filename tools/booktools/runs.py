@@ -8,9 +8,10 @@ cell tagged ``hardware`` carries a name in its metadata (``name``, unique in
 its chapter). An executed notebook keeps it, so a recording belongs to one
 cell by (chapter, name), wherever that cell moves. It is *current* while the
 recorded source is the same program as the chapter's (``same_program``: a
-line split or a comment reworded aside), else an *earlier version*. A run recorded before its cells had names gets them once
-from runs/<machine>/names.json, a mapping whose every pair must be similar
-in source (``python -m booktools.runs name MACHINE``).
+line split or a comment reworded aside), else an *earlier version*. A run
+recorded before its cells had names gets them once from
+runs/<machine>/names.json, a mapping whose every pair must be similar in
+source (``python -m booktools.runs name MACHINE``).
 
     python -m booktools.runs record MACHINE [--label L] [--chapter NAME ...] [--replace]
         Execute every chapter here in a fresh kernel and store runs/MACHINE/
@@ -182,9 +183,9 @@ def pair_cells(chapter_cells: list, recorded_cells: list) -> dict[int, Match]:
     """Pair chapter code cells with recorded ones: by name, else by equal source.
 
     A named chapter cell pairs only with the recorded cell of its name (current
-    when their sources are the same program). An unnamed one pairs only with a recorded cell
-    of the same source that no named cell claimed, where difflib's alignment
-    puts it.
+    when their sources are the same program). An unnamed one pairs only with a
+    recorded cell of the same source that no named cell claimed, where
+    difflib's alignment puts it.
     """
     a = [normalise_source(c["source"]) for c in chapter_cells]
     b = [normalise_source(c["source"]) for c in recorded_cells]
