@@ -389,6 +389,8 @@ def rule_problems(code: str, chapter: str, i18n: Path = I18N,
         terms, bad_glossary = glossary.load(glossary_file(code, i18n), glossary_name), []
     except ValueError as error:
         terms, bad_glossary = [], [str(error)]
+    if lang.cjk:
+        found += typography.emphasis_faults(text, {t.term: t.en for t in terms})
     for paragraph in prose_paragraphs(text) if terms else []:
         for offset, form, term in glossary.avoided(terms, paragraph.masked):
             found.append((paragraph.line_at(offset),
