@@ -579,7 +579,7 @@ def test_mfu_counts_six_flops_per_weight_and_example(chapter, monkeypatch, small
     run(cell("mfu"), chapter)
     lines = capsys.readouterr().out.splitlines()
     assert timed == [chapter["whole"]]
-    assert lines[1].startswith("50% of the H100 SXM's FP32 peak"), lines
+    assert lines[1].startswith("50% of the NVIDIA H100 SXM FP32 peak"), lines
 
 
 def test_clocks_cell_asks_nvidia_smi_for_performance_and_clocks(chapter, monkeypatch,
