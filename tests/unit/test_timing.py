@@ -867,3 +867,15 @@ def test_format_conditions_bad_input():
         d2lgpu.format_conditions()
     with pytest.raises(TypeError, match=r"format_conditions\(\*measurements\): each must be"):
         d2lgpu.format_conditions("SM clock")
+
+
+def test_nvidia_smi_is_asked_for_the_timed_gpu(monkeypatch):
+    # By PCI address where torch gives it; else by NVML's index, which
+    # counts the GPUs that CUDA_VISIBLE_DEVICES hides (cuda:1 is GPU 3 here).
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device=None: (
+        SimpleNamespace(pci_domain_id=1, pci_bus_id=0x1B, pci_device_id=0)))
+    assert timing._smi_id(torch.device("cuda:1")) == "00000001:1B:00.0"
+    monkeypatch.setattr(torch.cuda, "get_device_properties",
+                        lambda device=None: SimpleNamespace(name="an older torch"))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    assert timing._smi_id(torch.device("cuda:1")) == "3"
