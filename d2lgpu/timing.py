@@ -373,7 +373,7 @@ _SMI_TIMEOUT = 5  # seconds; nvidia-smi answers in tens of milliseconds
 
 
 def _smi_id(device: torch.device) -> str:
-    """How ``nvidia-smi -i`` names a CUDA device: its PCI address, as CUDA_VISIBLE_DEVICES and CUDA's device order leave it, else its NVML index."""
+    """How ``nvidia-smi -i`` names a CUDA device: its PCI address (which neither CUDA_VISIBLE_DEVICES nor CUDA's device order renumbers), else its NVML index."""
     try:
         props = torch.cuda.get_device_properties(device)
         domain, bus, dev = props.pci_domain_id, props.pci_bus_id, props.pci_device_id
