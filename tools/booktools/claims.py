@@ -217,7 +217,7 @@ def _compose(path: Path, root: Path):
     try:
         return yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
+        mark = error.context_mark or error.problem_mark  # where the construct began
         line = mark.line + 1 if mark else 1
         problem = " ".join(str(error.problem or error).split())
         raise _error(path, line, f"not valid YAML: {problem}", root) from None
