@@ -496,8 +496,8 @@ def _cc_holds(claim: Claim, place: Place) -> bool | None:
     return all(test(cc, bound) for cc in place.capabilities)
 
 
-def places(chapter: str, root: Path, recorded: list) -> list[tuple[Place, object]]:
-    """(place, notebook-reading function) pairs for a chapter: the stored outputs, then runs."""
+def places(chapter: str, recorded: list) -> list[tuple[Place, object]]:
+    """(place, its Run or None) for a chapter: the stored outputs, then each recording."""
     stored = Place(f"chapters/{chapter}.ipynb", None, frozenset({"any", "cpu"}), ())
     found = [(stored, None)]
     for run in recorded:
@@ -566,24 +566,24 @@ def check_claims(claims: list[Claim], root: Path = ROOT, recorded: list | None =
     chapters, results = {}, []
     for claim in claims:
         chapter = chapters.setdefault(claim.chapter, _Chapter(claim.chapter, root, comparison))
-        found, printed = [], False
-        for place, run in places(claim.chapter, root, recorded):
-            if not in_scope(claim, place):
-                continue
-            if run is None:
-                cell, why = chapter.stored(claim.cell), None
-            else:
-                cell, why = chapter.recorded(run, claim.cell)
-                stale = run.cell(claim.chapter, claim.cell)
-                printed = printed or bool(stale is not None and all(
-                    find_value(output_text(stale), o) for o in claim.operands))
-            if cell is None:
-                found.append(Result(claim, place, "unchecked", why))
+        found, printed, looked = [], False, False
+        for place, run in places(claim.chapter, recorded):
+            if not in_scope(claim, place) or _cc_holds(claim, place) is False:
                 continue
             if _cc_holds(claim, place) is None:
                 found.append(Result(claim, place, "unchecked", "compute capability unknown"))
                 continue
-            if not _cc_holds(claim, place):
+            if run is None:
+                cell, why = chapter.stored(claim.cell), None
+                looked = True
+            else:
+                cell, why = chapter.recorded(run, claim.cell)
+                stale = run.cell(claim.chapter, claim.cell)
+                looked = looked or stale is not None
+                printed = printed or bool(stale is not None and all(
+                    find_value(output_text(stale), o) for o in claim.operands))
+            if cell is None:
+                found.append(Result(claim, place, "unchecked", why))
                 continue
             result = _judge(claim, place, cell)
             printed = printed or not result.detail.startswith(f"cell {claim.cell} printed no")
@@ -591,7 +591,7 @@ def check_claims(claims: list[Claim], root: Path = ROOT, recorded: list | None =
         if not found:
             found.append(Result(claim, Place("(nowhere)", None, frozenset(), ()), "unchecked",
                                 f"no output in scope {claim.where!r}"))
-        elif not printed:
+        elif looked and not printed:
             labels = [_name(o) for o in claim.operands if isinstance(o, dict)]
             raise _error(claim.path, claim.lines.get(claim.relation, claim.line),
                          f"label {labels!r}: no output of cell {claim.cell!r} in scope "
