@@ -201,7 +201,8 @@ def test_a_malformed_declaration_is_one_line_naming_file_and_line(tmp_path, text
     ("55.4 µs ± 1.65 µs", (55.4e-6, "time")), ("2.19 ms", (2.19e-3, "time")),
     ("13 us", (13e-6, "time")), ("4.00 MiB", (4 * 2**20, "size")), ("2 GB", (2e9, "size")),
     ("50.7 GiB/s", (50.7 * 2**30, "rate")), ("52.8 TFLOP/s", (52.8e12, "rate")),
-    ("537 MFLOP/s", (537e6, "rate")), ("(36.2x)", (36.2, "ratio")), ("0.14x the CPU's", (0.14, "ratio")),
+    ("537 MFLOP/s", (537e6, "rate")), ("(36.2x)", (36.2, "ratio")),
+    ("0.14x the CPU's", (0.14, "ratio")),
     ("65% of it", (0.65, "percent")), ("1024", (1024.0, "number")), ("0.46 s,", (0.46, "time")),
     ("no number", None),
 ])

@@ -112,8 +112,9 @@ def _units() -> dict[str, tuple[float, str]]:
 
 
 UNITS = _units()
-_QUANTITY = re.compile(r"(?<![\w.])([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(\s?)(%s)?(?![\w/])" % "|".join(
-    re.escape(u) for u in sorted(UNITS, key=len, reverse=True)))
+_UNIT = "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True))
+_QUANTITY = re.compile(r"(?<![\w.])([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(\s?)"
+                       rf"({_UNIT})?(?![\w/])")
 
 
 class DeclarationError(Exception):
@@ -244,7 +245,8 @@ def _item_claim(path: Path, node, chapter: str, cells: dict, md: Path, root: Pat
                      f"(relations: {', '.join(RELATIONS)})", root)
     relations = [k for k in item if k in RELATIONS]
     if len(relations) != 1:
-        what = f"{len(relations)} relations ({', '.join(relations)})" if relations else "no relation"
+        what = (f"{len(relations)} relations ({', '.join(relations)})" if relations
+                else "no relation")
         raise _error(path, at(relations[1]) if relations else line,
                      f"{what}: a claim has exactly one of {', '.join(RELATIONS)}", root)
     relation = relations[0]

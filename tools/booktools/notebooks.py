@@ -36,7 +36,8 @@ from booktools import kernels
 from booktools.files import read_text, shown
 from booktools.runs import strip_volatile  # one definition of a clean stored notebook
 
-__all__ = ["refresh", "machine", "cpu_model", "MACHINE_KEY", "read_markdown", "pair_problem", "pair_problems", "chapter_markdowns",
+__all__ = ["refresh", "machine", "cpu_model", "MACHINE_KEY",
+           "read_markdown", "pair_problem", "pair_problems", "chapter_markdowns",
            "unexecuted", "output_problems", "keep_outputs", "md_line",
            "HARDWARE_NOTE", "SNIPPET"]
 
