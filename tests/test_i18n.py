@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from booktools import i18n
+from booktools.runs import same_program
 from booktools.ext import languages as ext
 from sphinx.errors import ConfigError
 
@@ -34,8 +35,9 @@ def test_translated_notebook_has_englishs_code_and_outputs_and_its_own_text(code
                        for nb in (english, translated)]))
     assert len(pairs) == sum(c.cell_type == "code" for c in english.cells)
     for a, b in pairs:
-        assert (b.source, b.outputs, b.metadata.get("tags"), b.metadata.get("name")) == \
-               (a.source, a.outputs, a.metadata.get("tags"), a.metadata.get("name"))
+        assert same_program(a.source, b.source), b.source  # comments may be translated
+        assert (b.outputs, b.metadata.get("tags"), b.metadata.get("name")) == \
+               (a.outputs, a.metadata.get("tags"), a.metadata.get("name"))
     prose = [c.source for c in english.cells if c.cell_type == "markdown"]
     translated_prose = [c.source for c in translated.cells if c.cell_type == "markdown"]
     assert translated_prose != prose, "the notebook holds the English text"
@@ -92,7 +94,7 @@ def test_an_english_code_edit_is_carried_over_by_sync(book):
     assert text.splitlines()[line - 1].startswith("```{code-cell}")
     number = text[:text.index(CODE)].count("```{code-cell}")
     assert problems == [f"i18n/zh-CN/chapters/devices.md:{line}: code cell {number} differs from "
-                        "English's in its source: python -m booktools.i18n sync zh-CN copies "
+                        "English's in its program: python -m booktools.i18n sync zh-CN copies "
                         "English's"]
     assert not i18n.lags("zh-CN", "devices", chapters, root)  # no prose changed
     heading = next(line for line in i18n.source("zh-CN", "devices", root).read_text().splitlines()
@@ -101,6 +103,28 @@ def test_an_english_code_edit_is_carried_over_by_sync(book):
     assert i18n.structure_problems("zh-CN", "devices", chapters, root) == []
     text = i18n.source("zh-CN", "devices", root).read_text()
     assert new in text and heading in text  # English's code, the translated text
+
+
+def test_a_translated_comment_is_kept_until_english_changes_the_program(book):
+    chapters, root = book
+    path = i18n.source("zh-CN", "devices", root)
+    _edit(path, CODE, CODE + "  # 译注：同一个程序")
+    # The same program: no structure problem, only its notebook is behind its .md.
+    [problem] = i18n.structure_problems("zh-CN", "devices", chapters, root)
+    assert "out of step with its .md" in problem
+    i18n.sync(["zh-CN"], chapters, root)
+    assert i18n.structure_problems("zh-CN", "devices", chapters, root) == []
+    notebook = nbformat.read(i18n.notebook("zh-CN", "devices", root), as_version=4)
+    assert any("# 译注：同一个程序" in c.source for c in notebook.cells if c.cell_type == "code")
+    for suffix in (".md", ".ipynb"):  # English rewords a comment: the translation stays
+        _edit(chapters / f"devices{suffix}", CODE, CODE + "  # reworded")
+    i18n.sync(["zh-CN"], chapters, root)
+    assert "# 译注：同一个程序" in path.read_text()
+    new = CODE + ", torch.device('meta')"
+    for suffix in (".md", ".ipynb"):  # English changes the program: English's cell comes over
+        _edit(chapters / f"devices{suffix}", CODE + "  # reworded", new)
+    i18n.sync(["zh-CN"], chapters, root)
+    assert new in path.read_text() and "# 译注" not in path.read_text()
 
 
 def test_sync_refuses_a_new_english_cell_and_writes_nothing(book):

@@ -148,6 +148,14 @@ PLANTED = [  # edition, text, planted text, what check says, the line it names
      '{doc}`other` shows the chapter title "Outro capítulo", which reads', "veja"),
     ("pt-BR", "o capítulo {doc}`other`", "a seção {doc}`other`",
      '{doc}`other` shows the chapter title', "veja"),
+    # CJK emphasis (dots): a defined term is bold; no dots over Latin letters or digits;
+    # an all-Latin emphasis (a title) stays italic and is fine
+    ("zh-CN", "张量位于 GPU 上", "张量位于*设备*上", "*设备*: a defined term is bold, with its "
+     "English gloss at its first use (**设备**（device）)", "张量位于"),
+    ("zh-CN", "张量位于 GPU 上", "张量位于*每块 GPU* 上", "*每块 GPU*: emphasis dots would "
+     "stand over Latin letters or digits", "张量位于"),
+    ("ja", "テンソルは GPU 上に", "テンソルは*第 2 の* GPU 上に", "*第 2 の*: emphasis dots "
+     "would stand over Latin letters or digits", "テンソルは"),
     # ja: seconds and ratios in prose are 秒 and 倍 (a printed output quoted as code keeps x)
     ("ja", "1 秒程度", "1 s 程度", '"1 s" is avoided in this edition (i18n/ja/glossary.yml: '
      'use "秒" for "s (seconds, after a number)")', "程度"),
@@ -369,6 +377,28 @@ def test_the_book_css_sets_cjk_emphasis_upright_with_the_traditions_dots(lang, m
     assert style.get("font-style") == "normal"
     assert style.get("text-emphasis") == marks == style.get("-webkit-text-emphasis")
     assert position in style.get("text-emphasis-position", "")
+
+
+def test_an_emphasis_of_latin_text_or_true_cjk_emphasis_is_no_fault():
+    text = "见 *Dive into Deep Learning*，它*之后*才运行，**设备**（device）。\n"
+    assert typography.emphasis_faults(text, {"设备": "device"}) == []
+
+
+@pytest.mark.parametrize("lang, selector, prop, value", [
+    ("ja", ":lang(ja)", "line-break", "strict"),
+    # (_css_rules splits `:is(h1, h2, …)` at its commas: its first piece stands for it)
+    ("ja", ":lang(ja) :is(h1", "word-break", "auto-phrase"),
+    ("zh", ":lang(zh) :is(h1", "word-break", "keep-all"),
+    ("zh", "html:lang(zh)", "--pst-font-family-base", '"Book CJK Punctuation SC", '
+     "var(--pst-font-family-base-system)"),
+    ("ja", "html:lang(ja)", "--pst-font-family-base", '"Book CJK Punctuation JP", '
+     "var(--pst-font-family-base-system)"),
+])
+def test_the_book_css_breaks_cjk_lines_and_titles_by_their_rules(lang, selector, prop, value):
+    """Japanese kinsoku (no line starts with ー or a small kana), titles broken between
+    phrases, and curly quotation marks from a CJK font."""
+    rules = _css_rules((i18n.ROOT / "_static" / "book.css").read_text())
+    assert rules.get(selector, {}).get(prop) == value, rules.get(selector)
 
 
 def test_translated_pages_mark_emphasis_without_cjk_as_latin():

@@ -242,7 +242,8 @@ PRINTED = 'print(f"{m.label}: {rate(m)}, {share_of_peak(rate(m), device)}")  # p
     ('share = share_of_peak(rate(m), device)\nprint(f"{m.label}: {rate(m)}, {share}")', False),
     ('print(f"{m.label}: {rate(m)}, {share_of_peak(rate(m), device, 1)}")', False),
     ('print(f"{m.label}: {rate(m)}; {share_of_peak(rate(m), device)}")', False),
-    # Not plain Python (an IPython magic): compared as text.
+    # IPython's syntax is read as IPython runs it: a comment line beside a magic is
+    # layout, another magic or argument is another program.
     ("%timeit f()", False),
 ])
 def test_a_recording_stays_current_while_its_cell_is_the_same_program(edited, current):
@@ -257,6 +258,16 @@ def test_a_cell_that_is_not_plain_python_is_current_while_its_text_is_the_same()
     magic = _nb([("%timeit f()", [], ["hardware"], "rate")])
     assert runs.pair_cells(runs.code_cells(magic), runs.code_cells(magic)) == {
         0: runs.Match(0, True)}
+
+
+@pytest.mark.parametrize("edited, same", [
+    ("# 每张 GPU 一行\n!nvidia-smi -L", True),   # a translated comment line
+    ("!nvidia-smi -L  # 每张 GPU 一行", False),   # a comment inside the magic is its argument
+    ("!nvidia-smi", False),
+    ("%pip install -q d2lgpu\n!nvidia-smi -L", False),
+])
+def test_ipython_syntax_is_compared_as_ipython_runs_it(edited, same):
+    assert runs.same_program("# one line per GPU\n!nvidia-smi -L", edited) is same
 
 
 def test_a_hardware_cell_without_a_name_or_with_a_taken_name_is_refused(tmp_path):

@@ -52,7 +52,7 @@ from booktools import carried, glossary, notebooks, typography
 from booktools.files import read_text
 from booktools.book import toc_pages
 from booktools.gpu_figures import prose_paragraphs
-from booktools.runs import code_cells
+from booktools.runs import code_cells, same_program
 
 __all__ = ["Language", "languages", "language", "for_sphinx", "translations",
            "english_chapters", "source", "notebook", "prose_hash", "recorded_hash",
@@ -218,13 +218,20 @@ def _english_notebook(path: Path, mtime_ns: int):
     return nbformat.read(path, as_version=4)
 
 
-def _code_key(cell) -> tuple:
-    """What a translation keeps of a code cell: source, and metadata but mystnb's texts."""
+def _options_key(cell) -> str:
+    """A code cell's metadata as a translation keeps it: all but mystnb's texts."""
     metadata = {k: v for k, v in cell.metadata.items() if k != "mystnb"}
     mystnb = copy.deepcopy(cell.metadata.get("mystnb", {}))
     mystnb.get("image", {}).pop("alt", None)
     mystnb.get("figure", {}).pop("caption", None)
-    return cell.source, json.dumps([metadata, mystnb], sort_keys=True)
+    return json.dumps([metadata, mystnb], sort_keys=True)
+
+
+def same_cell(english, translated) -> bool:
+    """Whether a translated code cell keeps English's: the same program (its comments
+    may be translated: runs.same_program) and the same options but mystnb's texts."""
+    return (_options_key(english) == _options_key(translated)
+            and same_program(english.source, translated.source))
 
 
 def _parsed_file(path: Path):
@@ -245,8 +252,9 @@ def _code_problems(english, translated, where: str, code: str, text: str = "") -
     blocks = list(CODE_BLOCK.finditer(text))
     problems = []
     for i, (x, y) in enumerate(zip(a, b)):
-        if _code_key(x) != _code_key(y):
-            what = "source" if x.source != y.source else "tags, name or options"
+        if not same_cell(x, y):
+            what = ("program" if not same_program(x.source, y.source)
+                    else "tags, name or options")
             name = x.metadata.get("name")
             line = f":{text.count(chr(10), 0, blocks[i].start()) + 1}" if i < len(blocks) else ""
             problems.append(f"{where}{line}: code cell {i + 1}{f' ({name})' if name else ''} "
@@ -381,6 +389,8 @@ def rule_problems(code: str, chapter: str, i18n: Path = I18N,
         terms, bad_glossary = glossary.load(glossary_file(code, i18n), glossary_name), []
     except ValueError as error:
         terms, bad_glossary = [], [str(error)]
+    if lang.cjk:
+        found += typography.emphasis_faults(text, {t.term: t.en for t in terms})
     for paragraph in prose_paragraphs(text) if terms else []:
         for offset, form, term in glossary.avoided(terms, paragraph.masked):
             found.append((paragraph.line_at(offset),
@@ -461,6 +471,7 @@ def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Pat
     for cell in translated.cells:
         if cell.cell_type == "code":
             done = copy.deepcopy(next(english_code))
+            done.source = cell.source  # the same program, its comments translated
             if "mystnb" in cell.metadata:
                 done.metadata["mystnb"] = copy.deepcopy(cell.metadata["mystnb"])
         elif cell.cell_type == "markdown":
@@ -484,8 +495,8 @@ def _has_texts(cell) -> bool:
 def carry_code(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N) -> str:
     """The translation's markdown with English's code cells where they differ.
 
-    A translator never edits code: a changed English cell replaces the
-    translation's cell in place. A cell added or removed in English, or a
+    A translator edits only a code cell's comments (same_cell): an English
+    cell that changed as a program replaces the translation's cell in place. A cell added or removed in English, or a
     changed cell whose plot has a translated alt text or caption, needs a
     translator, and raises ValueError saying which.
     """
@@ -502,7 +513,7 @@ def carry_code(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = 
         raise ValueError(f"{path}: {len(blocks)} code cells, English has "
                          f"{len(english_blocks)}: place the new or removed cells by hand")
     for i in reversed(range(len(blocks))):
-        if _code_key(cells[i]) == _code_key(english_cells[i]):
+        if same_cell(english_cells[i], cells[i]):
             continue
         if _has_texts(english_cells[i]) or _has_texts(cells[i]):
             line = text.count("\n", 0, blocks[i].start()) + 1

@@ -106,15 +106,25 @@ def same_program(a: str, b: str) -> bool:
     """Whether two cell sources are the same program: Python parses them alike.
 
     Layout and comments aside (a long line split in two, a comment reworded),
-    the code that runs is the same, and so is what it prints. A source that is
-    not plain Python (an IPython magic) is compared as text (normalise_source).
+    the code that runs is the same, and so is what it prints. IPython's syntax
+    (``%pip``, ``!nvidia-smi``) is read as IPython runs it, where IPython is
+    installed; a source Python cannot parse is compared as text (normalise_source).
     """
     if normalise_source(a) == normalise_source(b):
         return True
     try:
-        return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
+        return ast.dump(ast.parse(_as_python(a))) == ast.dump(ast.parse(_as_python(b)))
     except (SyntaxError, ValueError):
         return False
+
+
+def _as_python(source: str) -> str:
+    """A cell's source as the Python IPython runs (magics as calls), or as it is."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:
+        return source
+    return TransformerManager().transform_cell(source)
 
 
 def code_cells(nb) -> list:

@@ -39,7 +39,7 @@ from pathlib import Path
 from booktools.gpu_figures import prose_paragraphs
 
 __all__ = ["CJK_LETTER", "FULLWIDTH_PUNCTUATION", "has_cjk", "wants_space", "Titles",
-           "line_breaks", "reflow", "bold_faults", "link_faults", "ReferenceRule",
+           "line_breaks", "reflow", "bold_faults", "emphasis_faults", "link_faults", "ReferenceRule",
            "REFERENCE_RULES", "reference_faults"]
 
 # Han, kana, 々〆〇, full-width letters and digits, half-width katakana.
@@ -348,6 +348,36 @@ def bold_faults(text: str, cjk: bool) -> list[tuple[int, str]]:
                                   f"bold ends with \"{before}\" and a space, which shows: "
                                   f"put \"{before}\" after the closing {token.markup} and drop "
                                   f"the space (**…**{before})"))
+    return found
+
+
+_DEFINED = ("a defined term is bold, with its English gloss at its first use "
+            "(**{term}**（{en}）); dots are for true emphasis only")
+_DOTS_OVER_LATIN = ("emphasis dots would stand over Latin letters or digits: emphasise the "
+                    "CJK words only, or use bold or quotation marks")
+
+
+def emphasis_faults(text: str, terms: dict[str, str] = {}) -> list[tuple[int, str]]:  # noqa: B006
+    """(line, message) of each CJK emphasis (``*…*``, shown with dots) that holds Latin
+    letters or digits beside CJK text, or that marks a defined term (``terms``: the
+    edition's term -> its English) instead of bolding it."""
+    found = []
+    for paragraph in prose_paragraphs(text):
+        source, tokens, inside, start = paragraph.text, _tokens(paragraph.text), None, 0
+        for token in tokens:
+            if token.type == "em_open":
+                inside, start = "", token.meta["span"][0]
+            elif token.type == "em_close" and inside is not None:
+                shown, inside = inside, None
+                if not has_cjk(shown):
+                    continue  # an English title or a menu path: it stays italic
+                if shown in terms:
+                    found.append((paragraph.line_at(start), f"*{shown}*: " + _DEFINED.format(
+                        term=shown, en=terms[shown])))
+                elif LATIN.search(shown):
+                    found.append((paragraph.line_at(start), f"*{shown}*: " + _DOTS_OVER_LATIN))
+            elif inside is not None:
+                inside += token.content if token.type in ("text", "code_inline") else "x"
     return found
 
 
