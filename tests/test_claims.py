@@ -113,7 +113,7 @@ def test_a_stale_recording_leaves_the_claim_unchecked_with_why(tmp_path, monkeyp
     assert out == [
         'chapters/toy.md:5: claim "copy few, large pieces" (faster: one copy than 1024 '
         'copies, by >= 2) unchecked on runs/toy-gpu/toy cell copy-timings: recorded from '
-        'an earlier version of the cell',
+        'an earlier version of the cell; its earlier recording contradicted: speed-up 0.0277x',
         "claims: 1 held, 1 unchecked, 0 contradicted"]
     # The helpers the cell calls changed since the recorded commit: unchecked too.
     root = _book(tmp_path / "b", recorded=REVERSED)
@@ -122,7 +122,7 @@ def test_a_stale_recording_leaves_the_claim_unchecked_with_why(tmp_path, monkeyp
     status, out, _ = _check(root)
     assert status == 0 and out[0].endswith(
         "unchecked on runs/toy-gpu/toy cell copy-timings: d2lgpu changed since the recorded "
-        "commit (timing.py)")
+        "commit (timing.py); its earlier recording contradicted: speed-up 0.0277x")
     # Never recorded: unchecked, not held.
     status, out, _ = _check(_book(tmp_path / "c", recorded=None))
     assert status == 0 and out[0].endswith("cell copy-timings: not recorded")
@@ -257,28 +257,11 @@ def test_compute_capability_from_run_json_or_the_gpu_name():
 # bear out: fix the prose (or the cell), never the claim. These were found when
 # the checker first ran (issue 41); the chapters' rewrites remove them, and
 # this list must then be emptied.
-KNOWN_CONTRADICTIONS = {
-    ("copies", "16 pieces cost little more than one copy", "chapters/copies.ipynb"),
-    ("copies", "16 pieces cost little more than one copy", "runs/nvidia-h100/copies"),
-    ("exercises", "waits cost nothing.", "chapters/exercises.ipynb"),
-    ("performance", "falls almost eightfold", "chapters/performance.ipynb"),
-    ("performance", "falls almost eightfold", "runs/nvidia-h100/performance"),
-}
-
-
 def test_the_books_claims_hold_on_its_outputs_and_recordings():
+    """python -m booktools.claims over the book: no contradiction, no malformed declaration."""
     loaded = [c for path in sorted((ROOT / "chapters" / "claims").glob("*.yml"))
               for c in claims.load_claims(path, ROOT)]  # DeclarationError: malformed
     found = claims.check_claims(loaded, ROOT)
     assert any(r.status == "held" for r in found), "no claim was checked at all"
-
-    def known(result, entry) -> bool:
-        chapter, says, place = entry
-        return (result.claim.chapter, result.place.name) == (chapter, place) and \
-            says in result.claim.says
-    contradicted = [r for r in found if r.status == "contradicted"]
-    unexpected = [claims.format_result(r) for r in contradicted
-                  if not any(known(r, k) for k in KNOWN_CONTRADICTIONS)]
-    gone = [k for k in KNOWN_CONTRADICTIONS if not any(known(r, k) for r in contradicted)]
-    assert not unexpected, "\n".join(unexpected)
-    assert not gone, f"no longer contradicted (take them off KNOWN_CONTRADICTIONS): {gone}"
+    contradicted = [claims.format_result(r) for r in found if r.status == "contradicted"]
+    assert not contradicted, "\n".join(contradicted)

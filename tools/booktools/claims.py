@@ -585,6 +585,11 @@ def check_claims(claims: list[Claim], root: Path = ROOT, recorded: list | None =
                 printed = printed or bool(stale is not None and all(
                     find_value(output_text(stale), o) for o in claim.operands))
             if cell is None:
+                if run is not None and stale is not None:
+                    # Never a pass: what the earlier recording says, for the author to weigh.
+                    earlier = _judge(claim, place, stale)
+                    if earlier.status != "unchecked":
+                        why += f"; its earlier recording {earlier.status}: {earlier.detail}"
                 found.append(Result(claim, place, "unchecked", why))
                 continue
             result = _judge(claim, place, cell)
