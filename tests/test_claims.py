@@ -254,9 +254,7 @@ def test_compute_capability_from_run_json_or_the_gpu_name():
 
 # The book's own claims against its own outputs and recordings. A
 # contradiction here is a sentence of the prose that its measurement does not
-# bear out: fix the prose (or the cell), never the claim. These were found when
-# the checker first ran (issue 41); the chapters' rewrites remove them, and
-# this list must then be emptied.
+# bear out: fix the prose (or the cell), never the claim.
 def test_the_books_claims_hold_on_its_outputs_and_recordings():
     """python -m booktools.claims over the book: no contradiction, no malformed declaration."""
     loaded = [c for path in sorted((ROOT / "chapters" / "claims").glob("*.yml"))
