@@ -128,6 +128,16 @@ def test_a_stale_recording_leaves_the_claim_unchecked_with_why(tmp_path, monkeyp
     assert status == 0 and out[0].endswith("cell copy-timings: not recorded")
 
 
+def test_a_label_only_a_stale_recording_lacks_is_no_declaration_error(tmp_path):
+    # The cell now prints lines its earlier version, recorded on the GPU, did not.
+    root = _book(tmp_path, claim=CLAIM + "  where: gpu\n", recorded="old: 1 ms\n",
+                 recorded_source="compare(old_one)")
+    status, out, _ = _check(root)
+    assert status == 0 and out[0].endswith(
+        "unchecked on runs/toy-gpu/toy cell copy-timings: recorded from an earlier version "
+        "of the cell")
+
+
 def test_an_output_without_the_lines_leaves_it_unchecked(tmp_path):
     status, out, _ = _check(_book(tmp_path, recorded="Skipped: no GPU here.\n"))
     assert status == 0 and out[0].endswith("printed no 'one copy:' line with a quantity")
@@ -235,6 +245,10 @@ def test_the_nth_quantity_of_a_line():
     ("no_gain", {}, [(1.0, "time"), (1.2, "time")], False),
     ("stops_improving", {}, [(1.0, "rate"), (5.0, "rate"), (4.8, "rate")], True),
     ("stops_improving", {}, [(1.0, "rate"), (5.0, "rate"), (3.0, "rate")], False),
+    # a count of 0: smaller than 1, and a ratio of 0x
+    ("smaller", {}, [(0.0, "number"), (1.0, "number")], True),
+    ("ratio", {"between": [None, 0.01]}, [(0.0, "number"), (1.0, "constant")], True),
+    ("ratio", {"between": [None, 0.01]}, [(1.0, "number"), (1.0, "constant")], False),
 ])
 def test_relations(relation, options, values, holds):
     claim = claims.Claim(Path("x.yml"), 1, "x", "s", 1, "c", relation,
