@@ -442,7 +442,9 @@ def reflow(code: str, names: list[str] | None = None, chapters: Path = CHAPTERS,
 
 
 def _notebook_key(nb) -> list:
-    return [(c.cell_type, c.source, c.get("outputs"), dict(c.metadata)) for c in nb.cells]
+    # The notebook's metadata too: it names the machine that made the outputs.
+    return [dict(nb.metadata)] + [(c.cell_type, c.source, c.get("outputs"), dict(c.metadata))
+                                  for c in nb.cells]
 
 
 def _write_notebook(code: str, chapter: str, chapters: Path, i18n: Path) -> bool:

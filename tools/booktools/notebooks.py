@@ -13,6 +13,12 @@
         (``output_problems``).
     python -m booktools.notebooks check
         Exit non-zero when a pair disagrees or a notebook has no markdown twin.
+
+An executed notebook records the machine its outputs were made on in its
+metadata, ``stored_outputs``: {"cpu": model, "threads": PyTorch's threads,
+"torch": version} (``machine``); the site names it in the CPU tab of every
+hardware cell (booktools.ext.recorded_runs). ``--no-execute`` keeps the
+previous one.
 """
 from __future__ import annotations
 
@@ -30,13 +36,15 @@ from booktools import kernels
 from booktools.files import read_text, shown
 from booktools.runs import strip_volatile  # one definition of a clean stored notebook
 
-__all__ = ["refresh", "read_markdown", "pair_problem", "pair_problems", "chapter_markdowns",
+__all__ = ["refresh", "machine", "cpu_model", "MACHINE_KEY",
+           "read_markdown", "pair_problem", "pair_problems", "chapter_markdowns",
            "unexecuted", "output_problems", "keep_outputs", "md_line",
            "HARDWARE_NOTE", "SNIPPET"]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/notebooks.py in a checkout
 CHAPTERS = ROOT / "chapters"
 TIMEOUT = 300  # seconds per cell
+MACHINE_KEY = "stored_outputs"  # notebook metadata: the machine that made the outputs
 # The first chapter holds the full hardware note; every other chapter pastes
 # the one-line snippet between these markers (a translation, its own snippet).
 HARDWARE_NOTE = re.compile(r"<!-- hardware-note:start -->\n(.*?)<!-- hardware-note:end -->", re.S)
@@ -65,6 +73,37 @@ def _code(nb) -> list:
     return [c for c in nb.cells if c.cell_type == "code"]
 
 
+def machine() -> dict:
+    """This machine as the chapters' CPU cells see it: CPU model, PyTorch's threads, version.
+
+    The kernels that execute the chapters run this interpreter on this machine
+    (booktools.kernels), so they see the same CPU, thread count and PyTorch.
+    """
+    import torch
+    return {"cpu": cpu_model(), "threads": torch.get_num_threads(), "torch": torch.__version__}
+
+
+def cpu_model() -> str:
+    """The CPU's model name, as d2lgpu.matmul.cpu_model finds it (without importing
+    d2lgpu, whose plotting import would set this process's MPLCONFIGDIR)."""
+    import platform
+    import subprocess
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    if platform.system() == "Darwin":
+        try:
+            return subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"],
+                                  capture_output=True, text=True, check=True).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
 def keep_outputs(new, old) -> list[int]:
     """Give new's code cells the outputs of old's that are unchanged (source and metadata),
     in order; return the numbers (from 1) of new's code cells left without."""
@@ -78,8 +117,9 @@ def keep_outputs(new, old) -> list[int]:
             target.outputs = source.outputs
             target.execution_count = source.execution_count
             kept.add(block.b + k)
-    if "language_info" in old.metadata:
-        new.metadata.setdefault("language_info", old.metadata["language_info"])
+    for key in ("language_info", MACHINE_KEY):
+        if key in old.metadata:
+            new.metadata.setdefault(key, old.metadata[key])
     return [i + 1 for i in range(len(new_key)) if i not in kept]
 
 
@@ -96,6 +136,7 @@ def refresh(md: Path, execute: bool = True) -> Path:
     ipynb = md.with_suffix(".ipynb")
     if execute:
         kernels.execute(nb, md.parent, TIMEOUT)
+        nb.metadata[MACHINE_KEY] = machine()
     else:
         old = nbformat.read(ipynb, as_version=4) if ipynb.is_file() else nbformat.v4.new_notebook()
         lost = keep_outputs(nb, old)

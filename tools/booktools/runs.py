@@ -50,7 +50,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from booktools import files
+from booktools import conditions, files
 from booktools.kernels import execute
 
 __all__ = [
@@ -83,6 +83,9 @@ RUN_KEYS = {
     "commit": str,       # the project's commit the chapters were run from
     "recorded_with": str,  # how: the command that recorded it
 }
+# Optional: "compute_capability" (["9.0"], per GPU) and "conditions" (the SM
+# clock, power draw and limit and clock-event reasons nvidia-smi reported while
+# recording: booktools.conditions).
 VOLATILE_CELL_KEYS = ("execution", "collapsed", "scrolled", "ExecuteTime")
 VOLATILE_NOTEBOOK_KEYS = ("widgets",)
 COMMIT = re.compile(r"[0-9a-f]{7,40}")  # a git commit hash, abbreviated or not
@@ -897,9 +900,12 @@ def _machine_facts() -> dict:
             capture_output=True, text=True, check=True).stdout.split("\n")[0].strip()
     except (OSError, subprocess.CalledProcessError):
         pass
+    # booktools.claims scopes claims by it ("cc>=8.0")
+    capability = [".".join(map(str, torch.cuda.get_device_capability(i)))
+                  for i in range(len(gpus))] if torch.version.cuda else []
     return {"gpus": gpus, "gpu_count": len(gpus), "torch": torch.__version__,
             "cuda": torch.version.cuda or "", "python": platform.python_version(),
-            "driver": driver}
+            "driver": driver, **({"compute_capability": capability} if capability else {})}
 
 
 def record(machine: str, label: str | None, only: list[str] | None = None,
@@ -938,6 +944,7 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
         print(f"record: warning: torch {facts['torch']} sees no CUDA GPU here; "
               "recording a CPU run", file=sys.stderr)
     notebooks, problems, artifacts = {}, [], {}
+    sampler = conditions.Sampler().start()  # clocks and power, for run.json
     for path in paths:
         nb = nbformat.read(path, as_version=4)
         start = time.time()
@@ -955,6 +962,7 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
         artifacts.update({(path.stem, name): files for name, files in watch.found.items()})
         notebooks[path.stem] = nb
         print(f"record: {path.name} {time.time() - start:.1f} s", flush=True)
+    sampled = sampler.stop()
     if problems:
         print("record: errors outside raises-exception cells; nothing stored:", file=sys.stderr)
         for problem in problems:
@@ -966,7 +974,8 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
         if len(gpus) > 1:
             label = f"{len(gpus)}x {label}"
     meta = {"label": label, **facts, "date": _dt.date.today().isoformat(),
-            "commit": _git_commit(), "recorded_with": f"scripts/record-run.sh {machine}"}
+            "commit": _git_commit(), "recorded_with": f"scripts/record-run.sh {machine}",
+            **({"conditions": sampled} if sampled else {})}
     folder = write_run(machine, notebooks, meta, root=root, artifacts=artifacts)
     kept = sum(map(len, artifacts.values()))
     print(f"record: wrote {folder}/ ({len(notebooks)} notebooks, run.json and "

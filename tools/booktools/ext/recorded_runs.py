@@ -1,8 +1,11 @@
 """Show recorded GPU runs (runs/<machine>/) under every `hardware` code cell.
 
 Under each code cell tagged ``hardware``, the cell's outputs go into a
-sphinx-design tab set: "CPU (this build)" holds what the build shows (the
-stored outputs), then one tab per recorded machine, labelled short ("H100"),
+sphinx-design tab set: "CPU (book's output)" holds what the build shows (the
+stored outputs), after a line naming the CPU they were made on, its PyTorch
+threads and version where the notebook's metadata records them
+(booktools.notebooks: ``stored_outputs``; a notebook executed before that has
+no such line), then one tab per recorded machine, labelled short ("H100"),
 holds a line naming the machine, its PyTorch version and the date, and that
 machine's outputs of the same cell (text, errors, PNG plots written into the build with alt text),
 then links to download the files the cell wrote there (runs/<machine>/artifacts/,
@@ -34,6 +37,7 @@ from sphinx.util import logging
 from sphinx_design.shared import create_component
 
 from booktools import files, i18n, runs
+from booktools.notebooks import MACHINE_KEY
 
 LOGGER = logging.getLogger(__name__)
 
@@ -73,6 +77,7 @@ class RecordedRunsTransform(SphinxTransform):
         chapter = docname.split("/", 1)[1]
         self.ui = i18n.for_sphinx(self.app.config.language).ui  # the page's words
         stored = self._stored_sources(chapter)
+        self.stored_machine = self._stored_machine(chapter)
         for run in recorded:
             if chapter in run.notebooks:
                 self.env.note_dependency(str(run.folder / f"{chapter}.ipynb"))
@@ -90,6 +95,15 @@ class RecordedRunsTransform(SphinxTransform):
             return {}
         nb = runs.read_notebook(path)
         return {i: c["source"] for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"}
+
+    def _stored_machine(self, chapter: str) -> str | None:
+        """The line naming the machine of the stored outputs ("AMD EPYC 7763, 2 threads · PyTorch
+        2.9.1"), in the page's words, or None where the notebook does not record it."""
+        path = Path(self.app.srcdir) / "chapters" / f"{chapter}.ipynb"
+        facts = runs.read_notebook(path).metadata.get(MACHINE_KEY) if path.is_file() else None
+        if not isinstance(facts, dict) or not {"cpu", "threads", "torch"} <= set(facts):
+            return None
+        return self.ui["build_machine"].format(**{k: facts[k] for k in ("cpu", "threads", "torch")})
 
     def _add_tabs(self, chapter, cell, name, source, recorded_runs) -> None:
         """Put the cell's output and the recordings of the cell named so into tabs."""
@@ -114,6 +128,9 @@ class RecordedRunsTransform(SphinxTransform):
         else:
             position = len(cell)
             build_content = [nodes.paragraph("", "", nodes.Text(self.ui["no_output"]))]
+        if self.stored_machine:
+            build_content.insert(0, nodes.paragraph("", "", nodes.Text(self.stored_machine),
+                                                    classes=["recorded-run-meta"]))
         build = self._tab(self.ui["build_tab"], build_content, ["recorded-run-build"],
                           selected=True)
         tab_set = create_component("tab-set", ["sd-tab-set", "recorded-runs"],
