@@ -18,7 +18,10 @@ import functools
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -990,3 +993,67 @@ def test_the_page_says_the_code_above_changed(tmp_path):
     same = _nb([("x = 1  # one", [], []), ("print(x)", [_stream("1\n")], hw, "show")])
     shown = _tabs_of(_page(same), run, tmp_path, same, "toy")
     assert "Recorded" not in shown["show"][1][1]
+
+
+# --- a signal stops a record ---
+
+def _alive(pid: int) -> bool:
+    """Whether a process runs (a zombie nobody reaped does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_stops_the_whole_record_with_no_kernel_left_and_nothing_written(tmp_path,
+                                                                                  signum):
+    """The fault run's C1: nbclient's handlers made a signal one failed chapter, and
+    the record went on with the next one in a new kernel."""
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    pid_file, second = tmp_path / "kernel.pid", tmp_path / "second-ran"
+    for chapter, source in [
+            ("a", f"import os, pathlib, time\npathlib.Path({str(pid_file)!r}).write_text("
+                  f"str(os.getpid()))\ntime.sleep(300)"),
+            ("b", f"import pathlib\npathlib.Path({str(second)!r}).write_text('yes')")]:
+        (chapters / f"{chapter}.md").write_text("")
+        nbformat.write(_nb([(source, [], ["hardware"], "cell")]), chapters / f"{chapter}.ipynb")
+    script = ("import sys\nfrom pathlib import Path\nfrom booktools import runs\n"
+              "runs._machine_facts = lambda: {'gpus': [], 'gpu_count': 0, 'torch': '2', "
+              "'cuda': '', 'python': '3', 'driver': ''}\n"
+              f"sys.exit(runs.record('toy-cpu', None, chapters=Path({str(chapters)!r}), "
+              f"root=Path({str(tmp_path / 'runs')!r})))\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not pid_file.is_file() or not pid_file.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.2)
+        kernel = int(pid_file.read_text())
+        sent = time.monotonic()
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert time.monotonic() - sent < 15
+    assert proc.returncode == 128 + signum, (out, err)
+    assert err.strip().splitlines()[-1] == (f"record: stopped by {signal.Signals(signum).name}; "
+                                            "nothing stored")
+    deadline = time.monotonic() + 10
+    while _alive(kernel) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(kernel)
+    assert not second.exists() and not (tmp_path / "runs" / "toy-cpu").exists()
+
+
+def test_a_kernel_says_nothing_of_its_transport(tmp_path, capfd):
+    # ipykernel's "running over TCP without encryption" warning, once per chapter.
+    from booktools import kernels
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell("print('ran')"))
+    kernels.execute(nb, tmp_path, 60)
+    assert nb.cells[0].outputs[0]["text"] == "ran\n"
+    assert "without encryption" not in capfd.readouterr().err

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from booktools import files
-from booktools.kernels import execute
+from booktools.kernels import Stopped, execute
 
 __all__ = [
     "Match", "Run", "NbvalComparison", "read_run", "runs", "pair_cells", "check_run",
@@ -985,8 +985,8 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
     (booktools.kernels).
     The files that named hardware cells wrote in the chapters' folder are kept
     with the run (ArtifactWatch); one too large is left out with a warning.
+    Ctrl-C or SIGTERM stops the whole run, its kernel shut down, nothing written.
     """
-    import nbformat
     _check_machine_name(machine)
     for said in restore_interrupted(root):
         print(said, file=sys.stderr)
@@ -1010,6 +1010,35 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
     if not facts["gpus"]:
         print(f"record: warning: torch {facts['torch']} sees no CUDA GPU here; "
               "recording a CPU run", file=sys.stderr)
+    try:
+        notebooks, problems, artifacts = _record_chapters(paths, timeout)
+    except Stopped as stop:  # Ctrl-C, SIGTERM: the whole run, not one chapter
+        print(f"record: {stop}; nothing stored", file=sys.stderr)
+        return 128 + stop.signum
+    if problems:
+        print("record: errors outside raises-exception cells; nothing stored:", file=sys.stderr)
+        for problem in problems:
+            print("  " + problem, file=sys.stderr)
+        return 1
+    gpus = facts["gpus"]
+    if not label:  # None, or "" from a workflow whose label input was left empty
+        label = gpus[0] if gpus else "CPU"
+        if len(gpus) > 1:
+            label = f"{len(gpus)}x {label}"
+    meta = {"label": label, **facts, "date": _dt.date.today().isoformat(),
+            "commit": _git_commit(), "recorded_with": f"scripts/record-run.sh {machine}"}
+    folder = write_run(machine, notebooks, meta, root=root, artifacts=artifacts)
+    kept = sum(map(len, artifacts.values()))
+    print(f"record: wrote {folder}/ ({len(notebooks)} notebooks, run.json and "
+          f"{kept} files the hardware cells wrote)")
+    return 0
+
+
+def _record_chapters(paths: list[Path], timeout: int) -> tuple[dict, list[str], dict]:
+    """Execute each chapter in a fresh kernel: (notebooks, problems, artifacts) for record.
+
+    A signal stops them all (kernels.Stopped), whatever chapter it came in."""
+    import nbformat
     notebooks, problems, artifacts = {}, [], {}
     for path in paths:
         nb = nbformat.read(path, as_version=4)
@@ -1028,23 +1057,7 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
         artifacts.update({(path.stem, name): files for name, files in watch.found.items()})
         notebooks[path.stem] = nb
         print(f"record: {path.name} {time.time() - start:.1f} s", flush=True)
-    if problems:
-        print("record: errors outside raises-exception cells; nothing stored:", file=sys.stderr)
-        for problem in problems:
-            print("  " + problem, file=sys.stderr)
-        return 1
-    gpus = facts["gpus"]
-    if not label:  # None, or "" from a workflow whose label input was left empty
-        label = gpus[0] if gpus else "CPU"
-        if len(gpus) > 1:
-            label = f"{len(gpus)}x {label}"
-    meta = {"label": label, **facts, "date": _dt.date.today().isoformat(),
-            "commit": _git_commit(), "recorded_with": f"scripts/record-run.sh {machine}"}
-    folder = write_run(machine, notebooks, meta, root=root, artifacts=artifacts)
-    kept = sum(map(len, artifacts.values()))
-    print(f"record: wrote {folder}/ ({len(notebooks)} notebooks, run.json and "
-          f"{kept} files the hardware cells wrote)")
-    return 0
+    return notebooks, problems, artifacts
 
 
 def main(argv: list[str] | None = None) -> int:
