@@ -589,7 +589,7 @@ def _notebook_at(commit: str, chapter: str, root: Path = ROOT):
         return None
     try:
         text = subprocess.run(["git", "show", f"{commit}:chapters/{chapter}.ipynb"], cwd=root,
-                              capture_output=True, text=True, check=True).stdout
+                              capture_output=True, text=True, check=True, encoding="utf-8").stdout
     except (OSError, subprocess.CalledProcessError):
         return None
     return nbformat.reads(text, as_version=4)
@@ -753,7 +753,7 @@ def package_changes(run: Run | None, root: Path = ROOT, package: str = PACKAGE) 
     if not COMMIT.fullmatch(commit):
         return [f"{package}: cannot compare with the recorded commit {commit!r} (not a commit)"]
     proc = subprocess.run(["git", "diff", "--name-only", commit, "HEAD", "--", package],
-                          cwd=root, capture_output=True, text=True)
+                          cwd=root, capture_output=True, text=True, encoding="utf-8")
     if proc.returncode != 0:
         return [f"{package}: cannot compare with the recorded commit {commit} "
                 "(git does not know it here: fetch the whole history)"]
@@ -767,7 +767,7 @@ def _same_module(root: Path, commit: str, name: str) -> bool:
     if not name.endswith(".py"):
         return False
     sources = [subprocess.run(["git", "show", f"{rev}:{name}"], cwd=root, capture_output=True,
-                              text=True) for rev in (commit, "HEAD")]
+                              text=True, encoding="utf-8") for rev in (commit, "HEAD")]
     return all(p.returncode == 0 for p in sources) and \
         same_program(sources[0].stdout, sources[1].stdout)
 
@@ -952,7 +952,8 @@ class ArtifactWatch:
 def _git_commit() -> str:
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                              capture_output=True, text=True, check=True).stdout.strip()
+                              capture_output=True, text=True, check=True,
+                              encoding="utf-8").stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return ""
 
@@ -965,7 +966,8 @@ def _machine_facts() -> dict:
     try:
         driver = subprocess.run(
             ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True, text=True, check=True).stdout.split("\n")[0].strip()
+            capture_output=True, text=True, check=True,
+            encoding="utf-8").stdout.split("\n")[0].strip()
     except (OSError, subprocess.CalledProcessError):
         pass
     return {"gpus": gpus, "gpu_count": len(gpus), "torch": torch.__version__,
