@@ -365,3 +365,22 @@ def test_a_fork_takes_sigterm_as_its_end_never_as_this_process():
             assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == -signal.SIGTERM
     finally:
         signal.signal(signal.SIGTERM, handler)
+
+
+def test_a_chapter_that_cannot_be_read_gets_only_its_own_advice(book, monkeypatch, capsys):
+    # The fault run's C5: a bad cell option or an unclosed fence was named, then
+    # followed by "refresh.sh" (which would execute prose as code) and the
+    # translations' advice, though neither was at fault.
+    said = "chapters/devices.md:76: this fence (```{code-cell}) is never closed"
+    monkeypatch.setattr(site, "markdown_problems", lambda: [said])
+    monkeypatch.setattr(site, "pair_problems", lambda: ["chapters/devices.md and its notebook "
+                                                        "differ"])
+    monkeypatch.setattr(site, "translation_problems", lambda: ["i18n/ja/chapters/devices.md: x"])
+    assert book.main() == 1
+    err = capsys.readouterr().err
+    assert said in err and dict(site.CHECKS)["markdown_problems"] in err
+    assert "refresh.sh" not in err and "Translations" not in err and "differ" not in err
+
+
+def test_the_books_chapters_all_read_as_notebooks():
+    assert site.markdown_problems() == []

@@ -297,6 +297,7 @@ def _said(code: str, log: Path) -> list[str]:
 
 CHECKS = (
     ("config_problems", "the book's configuration cannot be read"),
+    ("markdown_problems", "a chapter's .md cannot be read as a notebook: mend the line named"),
     ("pair_problems", "a chapter's .md and .ipynb disagree: bash scripts/refresh.sh chapters/NAME.md"),
     ("output_problems", "a chapter's notebook lost the outputs of its code cells: "
                         "bash scripts/refresh.sh chapters/NAME.md executes it again"),
@@ -327,6 +328,10 @@ def config_problems(root: Path = ROOT) -> list[str]:
     return problems
 
 
+def markdown_problems() -> list[str]:
+    return notebooks.markdown_problems()
+
+
 def pair_problems() -> list[str]:
     return notebooks.pair_problems()
 
@@ -349,8 +354,8 @@ def _checks() -> list[str]:
             problems = [str(error)]
         if problems:
             said += [*problems, f"site: {advice}"]
-            if name == "config_problems":
-                break  # nothing else can be read without it
+            if name in ("config_problems", "markdown_problems"):
+                break  # nothing else can be read without it: no advice that does not apply
     return said
 
 
