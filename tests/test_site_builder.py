@@ -8,6 +8,7 @@ processes that write a page and a log.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -384,3 +385,26 @@ def test_a_chapter_that_cannot_be_read_gets_only_its_own_advice(book, monkeypatc
 
 def test_the_books_chapters_all_read_as_notebooks():
     assert site.markdown_problems() == []
+
+
+def test_a_rewritten_page_links_its_stylesheets_as_a_cold_build_does(tmp_path):
+    """The fault run's S4: myst-nb's and sphinx-exercise's CSS reached _static/ only
+    when a build ended, so only a page written by a later build got `?v=`."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        'extensions = ["myst_nb", "sphinx_exercise", "booktools.ext.site_assets"]\n'
+        'root_doc = "page"\nproject = "p"\nhtml_theme = "sphinx_book_theme"\n', encoding="utf-8")
+    (src / "page.md").write_text("# A page\n\nText.\n", encoding="utf-8")
+    out = tmp_path / "out"
+
+    def build(*options) -> str:
+        proc = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", *options,
+                               str(src), str(out)], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        return (out / "page.html").read_text(encoding="utf-8")
+
+    cold = build()
+    assert re.search(r'href="_static/mystnb\.[0-9a-f]+\.css\?v=', cold)
+    assert re.search(r'href="_static/exercise\.css\?v=', cold)
+    assert build("-a") == cold  # every page written again, as an incremental build may
