@@ -22,7 +22,7 @@ from booktools import chromium, i18n, pdf, site
 from booktools.ext import book_pdf
 
 CODES = [lang.code for lang in i18n.languages()]
-CHECKS = ("config_problems", "pair_problems", "output_problems", "translation_problems")
+CHECKS = ("config_problems", "markdown_problems", "pair_problems", "output_problems", "translation_problems")
 
 
 class Book:
@@ -37,6 +37,7 @@ class Book:
         self.pids: list[int] = []
         self.inputs = "inputs-1"
         self.key = "key-1"
+        self.said = "reading sources\nbuilt\n"  # the log of a build that passed
 
     def main(self) -> int:
         return site.main(["--build", str(self.folder)])
@@ -50,7 +51,7 @@ class Book:
             link = book_pdf.link(code, "chapters/intro") if chromium.version() else ""
             (html / "index.html").write_text(f"{code} {self.inputs}\n{link}<p>text</p>\n")
             (out / "_build" / "jupyter_execute").mkdir(exist_ok=True)
-            log.write_text(self.fail.get(code, "reading sources\nbuilt\n"))
+            log.write_text(self.fail.get(code, self.said))
             while code in self.hang:
                 time.sleep(0.05)
             return 1 if code in self.fail else 0
@@ -408,3 +409,15 @@ def test_a_rewritten_page_links_its_stylesheets_as_a_cold_build_does(tmp_path):
     assert re.search(r'href="_static/mystnb\.[0-9a-f]+\.css\?v=', cold)
     assert re.search(r'href="_static/exercise\.css\?v=', cold)
     assert build("-a") == cold  # every page written again, as an incremental build may
+
+
+def test_the_build_does_not_point_at_its_work_folder(book, capsys):
+    # jupyter-book's box named _build/i18n/en/_build/html/, not the site.
+    from jupyter_book.utils import _message_box
+    box = _message_box("Finished generating HTML for book.\nYour book's HTML pages are "
+                       "here:\n    _build/i18n/en/_build/html/\n", doprint=False)
+    book.said = f"reading sources\nbuilt\n{box}\n"
+    assert book.main() == 0
+    out = capsys.readouterr().out
+    assert out.startswith("reading sources\nbuilt\n") and "HTML pages are here" not in out
+    assert "=====" not in out and "site: open " in out

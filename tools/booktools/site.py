@@ -382,11 +382,22 @@ def _editions(work: Path) -> int:
         print(*_said(code, work / f"{code}.log"), sep="\n", file=sys.stderr)
     if failed:
         return 1
-    print((work / "en.log").read_text(encoding="utf-8", errors="replace"), end="")
+    print(without_box(work / "en.log"), end="")
     for code in order[1:]:
         lines = (work / f"{code}.log").read_text(encoding="utf-8", errors="replace").splitlines()
         print(f"site: the {code} edition built", *summary(lines), sep="\n")
     return 0
+
+
+# jupyter-book's box at the end of a build, between two lines of "=" (coloured):
+# it names the English edition's work folder, which is not where the site is.
+BOX = re.compile(r"^[^\n]*={20,}[^\n]*\n\s*Finished generating HTML for book\..*?"
+                 r"^[^\n]*={20,}[^\n]*\n?", re.M | re.S)
+
+
+def without_box(log: Path) -> str:
+    """A build's log without jupyter-book's "Your book's HTML pages are here" box."""
+    return BOX.sub("", log.read_text(encoding="utf-8", errors="replace"))
 
 
 def _html(work: Path, code: str) -> Path:
