@@ -3,6 +3,7 @@ a .venv copied from another checkout (or shared with a second worktree) built
 that checkout's site. Here the venv's Python is a fake whose pip records the
 editable installs it is asked for (the real one would take a minute and PyPI)."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -142,3 +143,53 @@ def test_what_requirements_no_longer_name_is_found(tmp_path):
              "b": ["c; extra == 'x'", "e; extra == 'y'"], "c": [], "d": [], "e": [], "pip": []}
     (tmp_path / "requirements.txt").write_text("a==1\n")
     assert venv_extras.extras(tmp_path / "requirements.txt", found) == ["d", "e"]
+
+
+def _floor(requirement: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.search(r">=\s*([\d.]+)", requirement)[1].split("."))
+
+
+def test_the_python_and_pytorch_claims_agree():
+    """The stacks run: CONTRIBUTING said 3.10 to 3.13, setup.sh refused 3.10;
+    pyproject said torch>=2.4, whose performance chapter prints another log."""
+    import tomllib
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    deps = {re.match(r"[\w-]+", d)[0]: d for d in project["dependencies"]}
+    setup_sh = (ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8")
+    accepted = re.search(r"^\s*(3\.\d+(?:\|3\.\d+)*)\) ;;", setup_sh, re.M)[1].split("|")
+    book = f"Python {accepted[0]} to {accepted[-1]}"
+    python, torch = ".".join(map(str, _floor(project["requires-python"]))), \
+        ".".join(map(str, _floor(deps["torch"])))
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    contributing = " ".join((ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8").split())
+    stacks = " ".join((ROOT / "STACKS.md").read_text(encoding="utf-8").split())
+    assert f"You need {book}" in readme
+    assert f"installs on {python} and later, with PyTorch {torch} or later" in readme
+    assert f"you need {book}" in contributing
+    assert f"need {book}" in stacks
+    assert f"installs on Python {python} and later beside PyTorch {torch} or later" in stacks
+    # The floor ran: a row of STACKS.md on that PyTorch whose unit tests and nbval passed.
+    assert re.search(rf"\| {re.escape(torch)}\.\d+ \| unit tests, nbval \| \d+ and \d+ passed",
+                     stacks)
+    assert "<" not in project["requires-python"]  # 3.14 allowed where torch ships it
+
+
+def test_matplotlibs_floor_imports_beside_the_numpy_pip_gives_it():
+    # matplotlib 3.7.0 takes NumPy 2 and fails to import; 3.8.4 is the first that works
+    # with it (STACKS.md, 2026-11-28).
+    import tomllib
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    [matplotlib] = [d for d in project["dependencies"] if d.startswith("matplotlib")]
+    assert _floor(matplotlib) >= (3, 8, 4)
+
+
+def test_setup_refuses_python_3_14_saying_why(tmp_path):
+    book = checkout(tmp_path / "book")
+    new = tmp_path / "python3.14"
+    new.write_text("#!/usr/bin/env bash\n[ \"$1\" = -c ] && echo 3.14 && exit 0\nexit 3\n")
+    new.chmod(0o755)
+    proc = subprocess.run(["bash", "scripts/setup.sh"], cwd=book, capture_output=True, text=True,
+                          timeout=60, env={"PATH": "/usr/bin:/bin", "PYTHON": str(new)})
+    assert proc.returncode == 1
+    assert "Python 3.14, on which requirements.txt's pins have not been run (STACKS.md)" \
+        in proc.stderr
