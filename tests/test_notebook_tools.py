@@ -2,7 +2,10 @@
 the build is told about a chapter that lost its outputs."""
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -109,7 +112,6 @@ def test_kernel_caches_are_fresh_folders_and_are_removed(monkeypatch):
     monkeypatch.setenv("MPLCONFIGDIR", "/somewhere")
     from booktools import kernels
     with kernels.kernel_caches() as folder:
-        import os
         assert all(Path(os.environ[name]).is_dir() and Path(os.environ[name]).parent == folder
                    for name in kernels.CACHE_VARIABLES)
     assert os.environ["MPLCONFIGDIR"] == "/somewhere" and not folder.exists()
@@ -166,3 +168,26 @@ def test_an_unclosed_fence_is_named_by_its_line(tmp_path, monkeypatch):
 ])
 def test_unclosed_fence_follows_commonmark(text, line):
     assert notebooks.unclosed_fence(text) == line
+
+
+def test_measurings_setup_keeps_the_cuda_home_warning_out_of_its_outputs(tmp_path):
+    """The stacks run: every CUDA build without a GPU printed "No CUDA runtime is found,
+    using CUDA_HOME='/usr/local'" in torch-benchmark-timer's output. Here the CPU build
+    is told it has no CUDA runtime but a CUDA_HOME, after the chapter's hidden setup."""
+    nb = notebooks.read_markdown(ROOT / "chapters" / "measuring.md")
+    [setup] = [c for c in nb.cells if c.cell_type == "code"
+               and "remove-cell" in c.metadata.get("tags", []) and "%xmode" in c.source]
+    python = "\n".join(line for line in setup.source.splitlines() if not line.startswith("%"))
+    script = python + (
+        "\nimport torch\nimport torch.utils.cpp_extension as ext\n"
+        "torch.cuda.is_available = lambda: False\n"
+        "assert ext._find_cuda_home()\n")
+    env = {**os.environ, "CUDA_HOME": str(tmp_path)}
+    said = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert said.returncode == 0, said.stderr
+    assert said.stderr == ""
+    # Without it, the same lines warn: the check can fail.
+    loud = subprocess.run([sys.executable, "-c", script.replace(python, "")],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert "No CUDA runtime is found" in loud.stderr
