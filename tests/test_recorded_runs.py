@@ -53,7 +53,7 @@ class Neutrality:
     """One chapter against one run; cells numbered as nbval numbers them."""
     failures: list = field(default_factory=list)        # (cell, why)
     compared: int = 0                                    # cells whose output was compared
-    changed_source: list = field(default_factory=list)  # skipped: source changed
+    changed_source: list = field(default_factory=list)  # skipped: it or the code above changed
     changed_output: list = field(default_factory=list)  # skipped: stored output changed
     unrecorded: list = field(default_factory=list)      # no recorded cell at all
 
@@ -73,10 +73,10 @@ def neutrality_failures(chapter_nb, recorded_nb, comparison: NbvalComparison,
         if not runs.nbval_compares(cell):
             continue
         status, why = runs.cell_status(cell, matches.get(index), recorded_cells, base,
-                                       comparison)
+                                       comparison, above=chapter_cells[:index])
         if status == runs.UNRECORDED:
             result.unrecorded.append(index)
-        elif status == runs.STALE_SOURCE:
+        elif status in (runs.STALE_SOURCE, runs.STALE_ABOVE):  # another program ran
             result.changed_source.append(index)
         elif status == runs.OUTPUT_CHANGED:
             result.changed_output.append(index)
