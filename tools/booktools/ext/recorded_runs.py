@@ -148,7 +148,8 @@ class RecordedRunsTransform(SphinxTransform):
         classes = ["recorded-run", f"recorded-run-{run.machine}"]
         content = [nodes.paragraph("", "", nodes.Text(run.about), classes=["recorded-run-meta"])]
         if stale:
-            classes.append("recorded-run-stale")
+            classes += ["recorded-run-stale"] + (
+                ["recorded-run-stale-above"] if stale == "earlier_above" else [])
             content.append(nodes.paragraph("", "", nodes.Text(self.ui[stale]),
                                            classes=["recorded-run-stale-note"]))
         if stale == "earlier_version":
