@@ -32,7 +32,8 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
 stamp="$venv/.requirements.sha256"
-want="$(cat "$root/requirements.txt" "$root/pyproject.toml" "$root/tools/pyproject.toml" "$root/scripts/venv_extras.py" | sha256sum | cut -d' ' -f1)"
+want="$(cat "$root/requirements.txt" "$root/pyproject.toml" "$root/tools/pyproject.toml" \
+  "$root/scripts/venv_extras.py" | sha256sum | cut -d' ' -f1)"
 # PyPI's torch for Linux is the CUDA build (5 GB with its libraries): the
 # pinned version comes first from PyTorch's CPU index (BOOK_TORCH_INDEX), where
 # its CPU build, 2.13.0+cpu, outranks PyPI's 2.13.0 (on macOS both are the same
@@ -43,7 +44,8 @@ cpu_torch() {
   pin="$(grep -E '^torch==' "$root/requirements.txt" || true)"
   have="$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true)"
   if [ -n "$pin" ] && [ "${have%%+*}" != "${pin#torch==}" ]; then
-    "$venv/bin/python" -m pip install --disable-pip-version-check "$pin" --extra-index-url "$torch_index"
+    "$venv/bin/python" -m pip install --disable-pip-version-check "$pin" \
+      --extra-index-url "$torch_index"
   fi
 }
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then

@@ -28,7 +28,8 @@ PYTHONPATH="$root:$root/tools" exec {sys.executable} -S "$@"
 
 def checkout(path: Path) -> Path:
     """A checkout with setup.sh, what its stamp hashes, and the two packages."""
-    for name in ("scripts/setup.sh", "scripts/venv_extras.py", "requirements.txt", "pyproject.toml", "tools/pyproject.toml"):
+    for name in ("scripts/setup.sh", "scripts/venv_extras.py", "requirements.txt",
+                 "pyproject.toml", "tools/pyproject.toml"):
         (path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, path / name)
     for package in ("d2lgpu", "tools/booktools"):

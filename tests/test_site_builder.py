@@ -22,7 +22,8 @@ from booktools import chromium, i18n, pdf, site
 from booktools.ext import book_pdf
 
 CODES = [lang.code for lang in i18n.languages()]
-CHECKS = ("config_problems", "markdown_problems", "pair_problems", "output_problems", "translation_problems")
+CHECKS = ("config_problems", "markdown_problems", "pair_problems", "output_problems",
+          "translation_problems")
 
 
 class Book:

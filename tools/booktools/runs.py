@@ -677,9 +677,10 @@ def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None
     """Per chapter: hardware cells, and per machine how many have a recording.
 
     A recorded hardware cell is an earlier_version when its source, or the
-    code above it (earlier_change), changed since; output_changed when its source is the same but nbval compares its
-    output and the stored output changed since (cell_status: OUTPUT_CHANGED);
-    else current. Unrecorded cells are not counted.
+    code above it (earlier_change), changed since; output_changed when its
+    source is the same but nbval compares its output and the stored output
+    changed since (cell_status: OUTPUT_CHANGED); else current. Unrecorded
+    cells are not counted.
     """
     recorded = runs() if recorded is None else recorded
     comparison = NbvalComparison() if comparison is None else comparison
@@ -989,6 +990,7 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
     with the run (ArtifactWatch); one too large is left out with a warning.
     Ctrl-C or SIGTERM stops the whole run, its kernel shut down, nothing written.
     """
+    import nbformat
     _check_machine_name(machine)
     for said in restore_interrupted(root):
         print(said, file=sys.stderr)
@@ -1012,11 +1014,27 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
     if not facts["gpus"]:
         print(f"record: warning: torch {facts['torch']} sees no CUDA GPU here; "
               "recording a CPU run", file=sys.stderr)
-    try:
-        notebooks, problems, artifacts = _record_chapters(paths, timeout)
-    except Stopped as stop:  # Ctrl-C, SIGTERM: the whole run, not one chapter
-        print(f"record: {stop}; nothing stored", file=sys.stderr)
-        return 128 + stop.signum
+    notebooks, problems, artifacts = {}, [], {}
+    for path in paths:
+        nb = nbformat.read(path, as_version=4)
+        start = time.time()
+        watch = ArtifactWatch(path.parent)
+        try:
+            execute(nb, path.parent, timeout, allow_errors=True,
+                    on_cell_execute=watch.before, on_cell_executed=watch.after)
+        except Stopped as stop:  # Ctrl-C, SIGTERM: the whole run, not one chapter
+            print(f"record: {stop}; nothing stored", file=sys.stderr)
+            return 128 + stop.signum
+        except Exception as err:  # a dead kernel or a timeout: say so, store nothing
+            problems.append(f"{path.name}: {err!r}"[:500])
+        for index, out in untagged_errors(nb):
+            problems.append(f"{path.name} code cell {index}: {out.get('ename')}: "
+                            f"{out.get('evalue', '')[:200]}")
+        for problem in watch.problems:  # the run is kept without these files
+            print(f"record: warning: {path.name} {problem}", file=sys.stderr)
+        artifacts.update({(path.stem, name): files for name, files in watch.found.items()})
+        notebooks[path.stem] = nb
+        print(f"record: {path.name} {time.time() - start:.1f} s", flush=True)
     if problems:
         print("record: errors outside raises-exception cells; nothing stored:", file=sys.stderr)
         for problem in problems:
@@ -1034,32 +1052,6 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
     print(f"record: wrote {folder}/ ({len(notebooks)} notebooks, run.json and "
           f"{kept} files the hardware cells wrote)")
     return 0
-
-
-def _record_chapters(paths: list[Path], timeout: int) -> tuple[dict, list[str], dict]:
-    """Execute each chapter in a fresh kernel: (notebooks, problems, artifacts) for record.
-
-    A signal stops them all (kernels.Stopped), whatever chapter it came in."""
-    import nbformat
-    notebooks, problems, artifacts = {}, [], {}
-    for path in paths:
-        nb = nbformat.read(path, as_version=4)
-        start = time.time()
-        watch = ArtifactWatch(path.parent)
-        try:
-            execute(nb, path.parent, timeout, allow_errors=True,
-                    on_cell_execute=watch.before, on_cell_executed=watch.after)
-        except Exception as err:  # a dead kernel or a timeout: say so, store nothing
-            problems.append(f"{path.name}: {err!r}"[:500])
-        for index, out in untagged_errors(nb):
-            problems.append(f"{path.name} code cell {index}: {out.get('ename')}: "
-                            f"{out.get('evalue', '')[:200]}")
-        for problem in watch.problems:  # the run is kept without these files
-            print(f"record: warning: {path.name} {problem}", file=sys.stderr)
-        artifacts.update({(path.stem, name): files for name, files in watch.found.items()})
-        notebooks[path.stem] = nb
-        print(f"record: {path.name} {time.time() - start:.1f} s", flush=True)
-    return notebooks, problems, artifacts
 
 
 def main(argv: list[str] | None = None) -> int:
