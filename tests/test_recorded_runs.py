@@ -1057,3 +1057,24 @@ def test_a_kernel_says_nothing_of_its_transport(tmp_path, capfd):
     kernels.execute(nb, tmp_path, 60)
     assert nb.cells[0].outputs[0]["text"] == "ran\n"
     assert "without encryption" not in capfd.readouterr().err
+
+
+def test_a_record_killed_by_sigkill_between_its_renames_is_put_back(tmp_path):
+    """As the fault run did it: Path.rename kills the process after the first rename."""
+    folder = _recorded(tmp_path, ["NVIDIA H100 80GB HBM3"])
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    script = ("import json, os, signal, pathlib, nbformat\nfrom booktools import runs\n"
+              "rename = pathlib.Path.rename\n"
+              "def once(self, target):\n"
+              "    rename(self, target)\n"
+              "    os.kill(os.getpid(), signal.SIGKILL)\n"
+              "pathlib.Path.rename = once\n"
+              f"root = pathlib.Path({str(tmp_path / 'runs')!r})\n"
+              "meta = json.loads((root / 'toy-gpu' / 'run.json').read_text())\n"
+              "runs.write_run('toy-gpu', {'toy': nbformat.v4.new_notebook()}, meta, root=root)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    root = tmp_path / "runs"
+    assert sorted(p.name for p in root.iterdir()) == [".toy-gpu.new", ".toy-gpu.old"]
+    assert [r.machine for r in runs.runs(root)] == ["toy-gpu"]
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
