@@ -976,7 +976,7 @@ def test_earlier_change_names_the_cell_or_the_added_one():
     assert runs.earlier_change(same, match, recorded) is None
     edited = runs.code_cells(_nb([("a = 2", [], [], "setup")]))
     assert runs.earlier_change(edited, match, recorded) == \
-        "code cell setup above it changed since the recording"
+        "code cell 0 (setup) above it changed since the recording"
     added = runs.code_cells(_nb([("a = 1", [], []), ("print(a)", [], [])]))
     assert runs.earlier_change(added, match, recorded) == \
         "a code cell above it was added since the recording"

@@ -621,7 +621,8 @@ def earlier_change(above: list, match: Match, recorded_cells: list) -> str | Non
     then = recorded_cells[:match.recorded]
     for k, (now, old) in enumerate(zip(above, then)):
         if not same_program(now["source"], old["source"]):
-            return f"code cell {cell_name(now) or k} above it changed since the recording"
+            named = f" ({cell_name(now)})" if cell_name(now) else ""
+            return f"code cell {k}{named} above it changed since the recording"
     if len(above) != len(then):
         change = "added" if len(above) > len(then) else "removed"
         return f"a code cell above it was {change} since the recording"
