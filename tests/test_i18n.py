@@ -361,3 +361,13 @@ def test_a_latin1_translation_is_named_by_the_check(book):
     other.write_bytes("# Outra\n\nUma li\xe7\xe3o.\n".encode("latin-1"))
     with pytest.raises(ValueError, match=rf"^{other}:3: not UTF-8 \(byte 0xe7\)"):
         i18n.rule_problems("zh-CN", "devices", root, chapters)
+
+
+def test_an_unclosed_fence_in_a_translation_is_named_by_its_line(book):
+    chapters, root = book
+    path = i18n.source("zh-CN", "devices", root)
+    text = path.read_text(encoding="utf-8")
+    last = text.rindex("\n```\n")
+    path.write_text(text[:last + 1] + text[last + 5:], encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^{path}:\d+: this fence \(```.* is never closed"):
+        i18n.structure_problems("zh-CN", "devices", chapters, root)

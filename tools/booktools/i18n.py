@@ -255,9 +255,11 @@ def _parsed_file(path: Path):
     """A translation's MyST file as a notebook, or ValueError naming its line."""
     text = read_text(path)
     try:
-        return _parsed(text)
+        if notebooks.unclosed_fence(text) is None:  # jupytext reads it as one long cell
+            return _parsed(text)
     except Exception:  # noqa: BLE001 - jupytext raises several kinds
-        return notebooks.read_markdown(path)  # raises, saying where and what to mend
+        pass
+    return notebooks.read_markdown(path)  # raises, saying where and what to mend
 
 
 def _code_problems(english, translated, where: str, code: str, text: str = "") -> list[str]:
