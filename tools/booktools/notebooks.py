@@ -129,6 +129,8 @@ def refresh(md: Path, execute: bool = True) -> Path:
             raise SystemExit(f"refresh: {raised(md, nb, error)}\n"
                              "refresh: nothing written; mend the cell, or tag it "
                              "raises-exception where raising is what it shows") from None
+        except kernels.Stopped as stop:  # Ctrl-C, SIGTERM: the kernel is shut down
+            raise SystemExit(f"refresh: {shown(md)}: {stop}; nothing written") from None
     else:
         old = nbformat.read(ipynb, as_version=4) if ipynb.is_file() else nbformat.v4.new_notebook()
         lost = keep_outputs(nb, old)
