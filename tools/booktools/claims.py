@@ -533,12 +533,13 @@ class _Chapter:
         changed, matches, recorded_cells = self._per_run[run.machine]
         index = next(i for i, c in enumerate(self.cells) if runs.cell_name(c) == name)
         cell = self.cells[index]
-        status, _ = runs.cell_status(cell, matches.get(index), recorded_cells,
-                                     runs.baseline(run, self.chapter) if matches else None,
-                                     self.comparison)
+        status, detail = runs.cell_status(cell, matches.get(index), recorded_cells,
+                                          runs.baseline(run, self.chapter) if matches else None,
+                                          self.comparison, above=self.cells[:index])
         why = {runs.UNRECORDED: "not recorded", runs.STALE_SOURCE: "recorded from an earlier "
-               "version of the cell", runs.OUTPUT_CHANGED: "its stored output changed since "
-               "the recording", runs.RECORDED_ERROR: "it raised on the recorded machine"}
+               "version of the cell", runs.STALE_ABOVE: str(detail),
+               runs.OUTPUT_CHANGED: "its stored output changed since the recording",
+               runs.RECORDED_ERROR: "it raised on the recorded machine"}
         if status in why:
             return None, why[status]
         if changed:
