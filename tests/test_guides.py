@@ -32,7 +32,7 @@ def test_contributing_goes_from_a_clone_to_a_pull_request_in_one_screen():
     steps = re.findall(r"^\d+\. ", text, re.M)
     assert len(steps) >= 4
     for command in ("git clone https://github.com/", "bash scripts/setup.sh",
-                    "bash scripts/refresh.sh", "bash scripts/test.sh", "pull request",
+                    "bash scripts/refresh.sh", "bash scripts/check.sh", "bash scripts/test.sh", "pull request",
                     "site-preview-", "MAINTAINING.md"):
         assert command in text, command
 
