@@ -13,7 +13,6 @@ hardware difference and fails.
 """
 from __future__ import annotations
 
-import copy
 import json
 import os
 import sys
