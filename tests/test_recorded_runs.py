@@ -530,6 +530,23 @@ def test_site_tabs_current_stale_and_unrecorded(tmp_path):
     assert (tmp_path / "images" / "toy-gpu").is_dir()
 
 
+def test_a_recorded_tab_shows_what_a_cell_printed_in_parts_as_one_block(tmp_path):
+    """As nb_merge_streams (_config.yml) shows the build's own output."""
+    from docutils import nodes
+    hw = ["hardware"]
+    recorded = _nb([("train()", [_stream("epoch 1\n"), _stream("epoch 2\n"),
+                                 _stream("done\n")], hw, "train")])
+    run = _toy_run(tmp_path, {"toy": recorded})
+    chapter = _nb([("train()", [_stream("epoch 1\nepoch 2\ndone\n")], hw, "train")])
+    document = _page(chapter)
+    _tabs_of(document, run, tmp_path, chapter, "toy")
+    tab = next(n for n in document.findall(nodes.container)
+               if n.get("design_component") == "tab-item" and "Toy" in n[0].astext())
+    printed = [b.astext() for b in tab.findall(nodes.literal_block) if "stream" in b["classes"]]
+    assert printed == ["epoch 1\nepoch 2\ndone\n"]
+    assert len(recorded.cells[0].outputs) == 3  # the recording itself is left as it is
+
+
 # --- files a hardware cell writes (runs/<machine>/artifacts/), kept and linked ---
 
 def test_record_keeps_the_files_named_hardware_cells_write(tmp_path, monkeypatch, capsys):

@@ -113,7 +113,7 @@ SPLIT_STREAM = re.compile(
 
 
 def test_what_a_cell_printed_in_parts_shows_as_one_block(built_site):
-    # The stored notebooks have such parts (copies' epochs; booktools.ext.merged_streams).
+    # The stored notebooks have such parts (copies' epochs; nb_merge_streams in _config.yml).
     split = {str(page.relative_to(built_site)): len(SPLIT_STREAM.findall(page.read_text()))
              for page in built_site.rglob("*.html")}
     assert {page: n for page, n in split.items() if n} == {}
