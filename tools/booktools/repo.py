@@ -116,7 +116,7 @@ def parse_url(url: str, branch: str = "main") -> Address:
 
 def configured(root: Path = ROOT) -> Address:
     """The address _config.yml names (``repository.url`` and ``branch``)."""
-    repository = (yaml.safe_load((root / "_config.yml").read_text()) or {}).get("repository") or {}
+    repository = (yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8")) or {}).get("repository") or {}
     try:
         return parse_url(str(repository.get("url", "")), str(repository.get("branch") or "main"))
     except ValueError as error:
@@ -140,7 +140,7 @@ def _mentions(text: str, path: Path) -> list[Mention]:
 
 def mentions(root: Path = ROOT) -> list[Mention]:
     """Every GitHub address in the places, in file and line order."""
-    return [m for path in place_files(root) for m in _mentions(path.read_text(), path)]
+    return [m for path in place_files(root) for m in _mentions(path.read_text(encoding="utf-8"), path)]
 
 
 def _disagreements(found: list[Mention], address: Address, root: Path) -> list[str]:
@@ -223,7 +223,7 @@ def repoint(url: str, branch: str | None = None, root: Path = ROOT) -> list[Path
         raise ValueError("these places already disagree with _config.yml; make them agree "
                          "(or list other projects' repositories in booktools.repo.ELSEWHERE) "
                          "first:\n" + "\n".join(stale))
-    old_texts = {path: path.read_text() for path in place_files(root)}
+    old_texts = {path: path.read_text(encoding="utf-8") for path in place_files(root)}
     texts = {}
     for path, text in old_texts.items():
         texts[path] = (_config_text(text, old, new) if path == root / "_config.yml"
