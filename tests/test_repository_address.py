@@ -1,5 +1,5 @@
 """The repository's address: _config.yml names it, every place that repeats it
-agrees, and `python -m booktools.repo set` re-points a fork (booktools.repo)."""
+agrees, and a place that does not is named with its line (booktools.repo)."""
 import shutil
 from pathlib import Path
 

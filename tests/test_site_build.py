@@ -93,7 +93,7 @@ def test_each_edition_keeps_its_build_files_to_itself(built_site):
 
 
 def test_every_page_of_every_edition_names_the_licences(built_site):
-    # html.extra_footer, linked at the repository _config.yml names (booktools.repo set).
+    # html.extra_footer, linked at the repository _config.yml names (booktools.repo check).
     address = repo.configured()
     links = [f'href="{address.url}/blob/{address.branch}/{name}"'
              for name in ("LICENSE", "LICENSE-CC-BY-SA-4.0.txt")]
