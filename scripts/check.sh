@@ -56,7 +56,7 @@ if "$py" -c "import booktools.claims" 2>/dev/null; then
 fi
 # One pytest run, two workers: the notebooks beside the unit tests.
 "$py" -m pytest -q -n 2 -m "not slow and not browser" \
-  "${tests[@]}" tests/test_notebooks.py "${unit[@]}" || status=1
+  "${tests[@]}" tests/test_notebooks.py ${unit[@]+"${unit[@]}"} || status=1
 if [ "$status" -ne 0 ]; then
   echo "check: FAILED (above: file, cell or test, and what differs)" >&2
 fi
