@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import html
 import re
-from pathlib import Path
 
 import pypdf
 import pytest
