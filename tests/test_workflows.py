@@ -72,7 +72,8 @@ def test_every_run_step_calls_a_script_of_the_repository():
     steps = {p.stem: [script for _, script in workflows.run_steps(p)] for p in files}
     # The test job is the README's test command, through CI's own script.
     assert steps["test"] == ["bash .ci/run"]
-    assert steps["publish"] == ["bash .ci/packages", 'bash scripts/publish-site.sh "$TAG" "$SHA"']
+    assert steps["publish"] == ["bash .ci/packages", 'bash scripts/publish-site.sh "$TAG" "$SHA"',
+                                 'bash scripts/publish-notebooks.sh "$TAG"']
     assert [str(f) for f in workflows.command_problems(files)] == []
 
 

@@ -7,7 +7,9 @@ appends one to that same dropdown while the page is being rendered
 (``html-page-context``, after the theme's own handlers), derived from the same
 repository settings: Studio Lab's import address is
 ``https://studiolab.sagemaker.aws/import/github/<owner>/<repo>/blob/<branch>/<path>.ipynb``
-(it opens notebooks only, not markdown).
+(it opens notebooks only, not markdown). Both open the page's reader notebook
+on the branch ``NOTEBOOK_BRANCH`` (booktools.reader_notebooks: its MyST
+rendered as plain Markdown), at the path of its source notebook.
 
 The book is built from the chapter notebooks, so the theme's download
 dropdown offers the page's source, ``chapters/X.ipynb``: the very file that
@@ -28,6 +30,7 @@ from typing import Any
 from sphinx.application import Sphinx
 
 from booktools import i18n
+from booktools.book import NOTEBOOK_BRANCH
 
 STUDIO_LAB_IMPORT = "https://studiolab.sagemaker.aws/import/github"
 
@@ -67,10 +70,13 @@ def add_studio_lab_button(app: Sphinx, pagename: str, templatename: str,
     parts = repository_parts(app.config.html_theme_options)
     if group is None or parts is None:
         return
+    owner, repo, branch, book = parts
     for button in group["buttons"]:
         if button.get("text") == "Colab":
             button["tooltip"] = _words(app)["launch_colab"]
-    owner, repo, branch, book = parts
+            # The reader notebook (plain Markdown), not the MyST source on `branch`.
+            button["url"] = button["url"].replace(f"/blob/{branch}/", f"/blob/{NOTEBOOK_BRANCH}/", 1)
+    branch = NOTEBOOK_BRANCH
     path = f"{book}/{pagename}.ipynb" if book else f"{pagename}.ipynb"
     group["buttons"].append({
         "type": "link",
