@@ -17,6 +17,10 @@ Colab and Studio Lab open. Where that notebook has a jupytext-paired MyST
 markdown twin (``chapters/X.md``, the file people edit), this extension
 offers it beside the notebook and copies it into the site's ``_sources/``.
 
+The theme's "open issue" link opens a form whose title and text are in the
+edition's words (``issue_title``, ``issue_body``), naming the edition's page
+by its path and address, not the English page's path.
+
 The buttons' tooltips are in the page's language (``launch_colab``,
 ``launch_studio_lab`` and ``download_md`` in i18n/languages.yml): the theme
 writes "Launch on" and the service's name, an order not every language has.
@@ -88,6 +92,35 @@ def add_studio_lab_button(app: Sphinx, pagename: str, templatename: str,
     })
 
 
+def _buttons(buttons: list) -> list:
+    """Every button of the header, those inside its dropdowns too."""
+    return [b for button in buttons for b in [button, *_buttons(button.get("buttons", []))]]
+
+
+def issue_url(code: str, pagename: str, repo_url: str) -> str:
+    """A new issue's form, its title and text in the edition's words, naming the
+    edition's page (its path from the site's root and its address)."""
+    from urllib.parse import urlencode
+
+    from booktools.book import book_config
+    lang = i18n.language(code)
+    page = i18n.site_path(code, pagename)
+    url = book_config()["html"]["baseurl"].rstrip("/") + "/" + page
+    words = {"page": f"/{page}", "url": url, "edition": lang.name}
+    query = urlencode({"title": lang.ui["issue_title"].format(**words),
+                       "body": lang.ui["issue_body"].format(**words)})
+    return f"{repo_url.rstrip('/')}/issues/new?{query}"
+
+
+def localise_issue_button(app: Sphinx, pagename: str, templatename: str,
+                          context: dict[str, Any], doctree) -> None:
+    """The theme's "open issue" link pre-fills English naming the English page's path."""
+    url = app.config.html_theme_options.get("repository_url", "")
+    for button in _buttons(context.get("header_buttons", [])):
+        if button.get("label") == "source-issues-button" and "github.com/" in url:
+            button["url"] = issue_url(i18n.for_sphinx(app.config.language).code, pagename, url)
+
+
 def offer_markdown_twin(app: Sphinx, pagename: str, templatename: str,
                         context: dict[str, Any], doctree) -> None:
     """Add the page's paired .md to the download dropdown, after the notebook."""
@@ -122,5 +155,6 @@ def setup(app: Sphinx) -> dict:
     # The theme fills header_buttons at priority 501; run after it.
     app.connect("html-page-context", add_studio_lab_button, priority=600)
     app.connect("html-page-context", offer_markdown_twin, priority=600)
+    app.connect("html-page-context", localise_issue_button, priority=600)
     app.connect("build-finished", copy_markdown_twins)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
