@@ -70,6 +70,8 @@ def test_search_finds_the_books_words(browser, site_url, code, word):
     before_the_text = (lang.ui["switcher"], "Contents", "目录", "目次", "Conteúdo", "Sumário")
     assert found["snippets"] and not any(s.lstrip(" .").startswith(before_the_text)
                                          for s in found["snippets"])
+    switches = (lang.ui["show_code"].split("{")[0].strip(), lang.ui["hide_code"].split("{")[0].strip())
+    assert not any(w in s for s in found["snippets"] for w in switches)
     said = lang.interface[search_ext.MESSAGES[1]].replace("${resultCount}", str(len(found["hits"])))
     assert found["summary"] == said
 

@@ -15,9 +15,9 @@ The messages searchtools.js writes, in English where its catalogue has none
 and with "categories" this site does not have, are the edition's ``interface``
 words (i18n/languages.yml) put in its copy of the script, as
 booktools.ext.interface does for the copy button's; and a result's snippet
-leaves out the language switcher, the PDF link and a translation's banner,
-and the print header (the page's contents, shown on paper only), which
-stand before every page's text.
+leaves out what is not the page's text: the language switcher, the PDF link,
+a translation's banner, the print header (the page's contents, shown on
+paper only) and the hidden cells' "Show code" switches.
 """
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ MESSAGES = (
     "Search Results",
 )
 SKIPPED = '[".headerlink", "script", "style"]'
-SKIPPED_TOO = ('[".headerlink", "script", "style", ".onlyprint", ".language-switcher", '
-               '".book-pdf-link", ".translation-lag"]')
+SKIPPED_TOO = ('[".headerlink", "script", "style", ".onlyprint", "details.hide > summary", '
+               '".language-switcher", ".book-pdf-link", ".translation-lag"]')
 SPLIT_AT = 'if (typeof splitQuery === "undefined") {'
 CJK_SCRIPTS = ("zh", "ja")  # the editions whose index is split by a segmenter
 MARK = "/* booktools.ext.search */"
