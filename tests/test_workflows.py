@@ -25,7 +25,8 @@ def test_every_run_step_calls_a_script_of_the_repository():
     steps = {p.stem: [script for _, script in workflows.run_steps(p)] for p in files}
     # The test job is the README's test command, through CI's own script.
     assert steps["test"] == ["bash .ci/lint", "bash .ci/run"]
-    assert steps["publish"] == ['bash scripts/build-dist.sh "$TAG"']
+    assert steps["publish"] == ['bash scripts/publish-notebooks.sh "$TAG"',
+                                'bash scripts/build-dist.sh "$TAG"']
     assert [str(f) for f in workflows.problems()] == []
 
 
@@ -87,7 +88,8 @@ def test_a_release_deploys_the_site_its_tests_built_and_publishes_d2lgpu():
     assert publish["permissions"] == {"contents": "read"}
     jobs = publish["jobs"]
     assert jobs["test"] == {"uses": "./.github/workflows/test.yml", "with": {"publish": True}}
-    kept = load("test")["jobs"]["test"]["steps"][-1]
+    kept = next(s for s in load("test")["jobs"]["test"]["steps"]
+                if s.get("with", {}).get("name") == "site")
     assert kept["uses"].startswith("actions/upload-pages-artifact@")
     assert kept["with"] == {"name": "site", "path": "_build/html"}
     assert kept["if"] == "inputs.publish && matrix.python == '3.11'"
@@ -135,3 +137,14 @@ def test_dependabot_updates_actions_pins_and_npm_weekly_and_pip_in_one_group():
                      ".github/workflows/test.yml"):
         assert (ROOT / manifest).is_file()
     assert updates["pip"]["groups"] == {"pip": {"patterns": ["*"]}}
+
+
+def test_publish_pushes_the_reader_notebooks_to_the_branch_the_launch_buttons_open():
+    from booktools.book import NOTEBOOK_BRANCH
+    script = (ROOT / "scripts" / "publish-notebooks.sh").read_text()
+    assert f'branch="{NOTEBOOK_BRANCH}"' in script
+    jobs = load("publish")["jobs"]
+    assert jobs["notebooks"]["needs"] == "test"
+    assert jobs["notebooks"]["permissions"] == {"contents": "write"}
+    assert not any("contents" in (job.get("permissions") or {}) for name, job in jobs.items()
+                   if name != "notebooks"), "only the notebooks job may push"

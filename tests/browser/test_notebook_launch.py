@@ -1,7 +1,9 @@
 """Every chapter notebook opens ready to run in Colab and SageMaker Studio Lab.
 
-The launch buttons open each page's paired ``.ipynb`` from the repository, so
-that notebook must exist, install the book's helpers when they are missing
+The launch buttons open each page's reader notebook (booktools.reader_notebooks:
+the paired ``.ipynb`` with its MyST rendered as Markdown, on the branch
+booktools.book.NOTEBOOK_BRANCH), so the paired notebook must exist, install the
+book's helpers when they are missing
 (from the repository and branch named in _config.yml), ask Colab for a GPU
 runtime, and draw its figures by code: an image file referenced by a relative
 path loads on the website but not in Colab, which opens the notebook alone.
