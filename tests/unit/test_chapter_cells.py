@@ -197,7 +197,7 @@ def test_nccl_debug_cell_reads_nccl_log_from_standard_output(monkeypatch, capsys
 
     stdout = "\n".join(["world size 2, backend nccl, device type cuda"]
                        + nccl_log(0, 101) + nccl_log(1, 102)
-                       + ["trained 3 epochs in 0.52 s"]) + "\n"
+                       + ["training: 0.52 s for 3 epochs"]) + "\n"
     asked = []
 
     def launch(script, *args, env=None, **kwargs):

@@ -8,8 +8,8 @@
 
 ``_config.yml`` (``repository.url`` and ``branch``) is the source: the launch
 buttons and the site's footer are derived from it while the site builds. The
-places that must repeat it (``PLACES``) are each chapter's install cell and
-the ``ddp_train.py`` download in every edition (the .md and its notebook),
+places that must repeat it (``PLACES``) are each chapter's install cell in
+every edition (the .md and its notebook),
 the links of the README, CONTRIBUTING.md and MAINTAINING.md (clone, Colab,
 the site on GitHub Pages, the BibTeX) and ``CITATION.cff``. Every GitHub address in them (a
 repository on github.com, a raw file, a Pages site, a Colab or Studio Lab
