@@ -34,8 +34,8 @@ def chapter_titles():
 def test_public_names():
     assert CONTRACT <= set(d2lgpu.__all__)
     # Every public name is a module's own, and the package re-exports all of
-    # that module's __all__ (d2lgpu.figures and d2lgpu.launch, imported by
-    # name only, are not re-exported).
+    # that module's __all__ (d2lgpu.figures, d2lgpu.launch and
+    # d2lgpu.ddp_train, imported by name only, are not re-exported).
     owners = {sys.modules[getattr(d2lgpu, name).__module__]
               for name in d2lgpu.__all__}
     assert {devices, timing, training, plotting} <= owners

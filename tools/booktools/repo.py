@@ -6,7 +6,7 @@
 ``_config.yml`` (``repository.url`` and ``branch``) is the source: the launch
 buttons and the site's footer are derived from it while the site builds. The
 places that repeat it (``PLACES``): the chapters of every edition (an install
-cell from git, the ``ddp_train.py`` download), the README, the guides and
+cell from git), the README, the guides and
 ``CITATION.cff``. Every GitHub address in them (a repository, a raw file, a
 Pages site, a Colab or Studio Lab link) must be the book's, with its branch
 where it names one, unless it is another project's, listed in ``ELSEWHERE``.
