@@ -5,6 +5,8 @@ backend, no warning filters. Each helper's docstring names the chapter that
 introduces it.
 """
 
+from importlib import metadata as _metadata
+
 from .cuda_arch import kernels_for
 from .devices import (accelerator, cpu, device_report, format_bytes, gpu,
                       memory_counters, num_gpus, show_devices, try_all_gpus,
@@ -13,12 +15,16 @@ from .peaks import Peak, format_rate, peak_for, share_of_peak
 from .plotting import ProgressBoard
 from .precision import (autocast_device, autocast_dtype, autocasts_to,
                         grad_scaler, mixed_precision, scaler_works)
-from .timing import (Measurement, benchmark, compare, count_waits, format_time,
+from .timing import (Measurement, benchmark, compare, count_waits,
+                     format_conditions, format_speedup, format_time, speedup,
                      synchronize)
 from .training import (DataModule, LinearRegression, Module,
                        SyntheticRegressionData, Trainer)
 
-__version__ = "0.1.0"
+try:  # the git tag the installed d2lgpu was built from (setuptools-scm)
+    __version__ = _metadata.version("d2lgpu")
+except _metadata.PackageNotFoundError:  # a checkout on sys.path, never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     # Computing devices
@@ -26,7 +32,7 @@ __all__ = [
     "device_report", "show_devices", "format_bytes", "kernels_for",
     # Tensors and GPUs: timing and memory
     "synchronize", "benchmark", "Measurement", "format_time", "memory_counters",
-    "compare", "count_waits",
+    "compare", "speedup", "format_speedup", "format_conditions", "count_waits",
     # Neural networks and GPUs: training
     "Module", "DataModule", "SyntheticRegressionData", "LinearRegression",
     "Trainer", "ProgressBoard",

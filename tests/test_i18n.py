@@ -2,6 +2,7 @@
 outputs, and a lag that shows on the page but never fails a test."""
 from __future__ import annotations
 
+import re
 import shutil
 from types import SimpleNamespace
 
@@ -26,6 +27,11 @@ def test_translation_has_englishs_structure(code, chapter):
     assert i18n.structure_problems(code, chapter) == []
 
 
+def _without_images(outputs) -> list:
+    return [{**o, "data": {k: v for k, v in o.get("data", {}).items() if k != "image/png"}}
+            for o in outputs]
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 @pytest.mark.parametrize("code", EDITIONS)
 def test_translated_notebook_has_englishs_code_and_outputs_and_its_own_text(code, chapter):
@@ -36,8 +42,15 @@ def test_translated_notebook_has_englishs_code_and_outputs_and_its_own_text(code
     assert len(pairs) == sum(c.cell_type == "code" for c in english.cells)
     for a, b in pairs:
         assert same_program(a.source, b.source), b.source  # comments may be translated
-        assert (b.outputs, b.metadata.get("tags"), b.metadata.get("name")) == \
-               (a.outputs, a.metadata.get("tags"), a.metadata.get("name"))
+        assert (b.metadata.get("tags"), b.metadata.get("name")) == \
+               (a.metadata.get("tags"), a.metadata.get("name"))
+        if i18n.FIGURE_CODE.search(a.source):  # drawn again with the edition's words
+            assert _without_images(b.outputs) == _without_images(a.outputs)
+            assert [o["data"]["image/png"] for o in b.outputs if "image/png" in o.get("data", {})] \
+                != [o["data"]["image/png"] for o in a.outputs if "image/png" in o.get("data", {})]
+            assert b.outputs == i18n.drawn_in(code, a)
+        else:
+            assert b.outputs == a.outputs
     prose = [c.source for c in english.cells if c.cell_type == "markdown"]
     translated_prose = [c.source for c in translated.cells if c.cell_type == "markdown"]
     assert translated_prose != prose, "the notebook holds the English text"
@@ -347,3 +360,50 @@ def test_an_editions_interface_words_come_before_the_catalogue_they_stand_before
     words = interface.Words({"Open issue": "Abrir uma issue"}, Theirs())
     assert [words.gettext(m) for m in ("Open issue", "Back", "Other")] == \
         ["Abrir uma issue", "Voltar", "Other"]
+
+
+# --- languages.yml and a translation's encoding: one line naming file:line ---
+
+@pytest.mark.parametrize("edit, line, said", [
+    # A value that breaks YAML (an unclosed quote) on the English edition's title.
+    (lambda text: text.replace('  title: GPUs from PyTorch', '  title: "GPUs from PyTorch', 1),
+     None, r"not YAML \("),
+    # A misspelled key: Language.__init__'s TypeError before.
+    (lambda text: text.replace("\n  title:", "\n  titel:", 1), "titel", r"unknown key 'titel'"),
+])
+def test_a_bad_languages_yml_is_named_with_its_line(tmp_path, monkeypatch, capsys, edit, line,
+                                                    said):
+    path = tmp_path / "languages.yml"
+    text = i18n.LANGUAGES_FILE.read_text(encoding="utf-8")
+    path.write_text(edit(text), encoding="utf-8")
+    with pytest.raises(ValueError) as error:
+        i18n.languages(path)
+    message = str(error.value)
+    assert re.match(rf"{path}:\d+: {said}", message) and "\n" not in message, message
+    if line:
+        number = int(message.split(":")[1])
+        assert path.read_text(encoding="utf-8").splitlines()[number - 1].strip().startswith(line)
+    monkeypatch.setattr(i18n, "languages", lambda p=path: list(i18n._languages(path)))
+    assert i18n.main(["codes"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"i18n: {path}:") and len(err.splitlines()) == 1
+
+
+def test_a_latin1_translation_is_named_by_the_check(book):
+    """The fault run's C3: a chapter's titles are read from every translated page;
+    a Latin-1 one gave "'utf-8' codec can't decode byte 0xe7 in position 435"."""
+    chapters, root = book
+    other = root / "zh-CN" / "chapters" / "other.md"
+    other.write_bytes("# Outra\n\nUma li\xe7\xe3o.\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=rf"^{other}:3: not UTF-8 \(byte 0xe7\)"):
+        i18n.rule_problems("zh-CN", "devices", root, chapters)
+
+
+def test_an_unclosed_fence_in_a_translation_is_named_by_its_line(book):
+    chapters, root = book
+    path = i18n.source("zh-CN", "devices", root)
+    text = path.read_text(encoding="utf-8")
+    last = text.rindex("\n```\n")
+    path.write_text(text[:last + 1] + text[last + 5:], encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^{path}:\d+: this fence \(```.* is never closed"):
+        i18n.structure_problems("zh-CN", "devices", chapters, root)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import hashlib
 import json
 import os
@@ -48,7 +49,7 @@ import jupytext
 import nbformat
 import yaml
 
-from booktools import carried, glossary, notebooks, typography
+from booktools import carried, files, glossary, notebooks, typography
 from booktools.files import read_text
 from booktools.book import toc_pages
 from booktools.gpu_figures import prose_paragraphs
@@ -98,8 +99,14 @@ class Language:
 
 @lru_cache(maxsize=None)
 def _languages(path: Path) -> tuple[Language, ...]:
-    entries = yaml.safe_load(read_text(path))
-    found = tuple(Language(**entry) for entry in entries)
+    text = read_text(path)
+    try:
+        entries, nodes = yaml.safe_load(text), yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        raise files.yaml_problem(path, error) from None
+    if not isinstance(entries, list):
+        raise ValueError(f"{files.shown(path)}: a list of editions, one `- code: ...` each")
+    found = tuple(_language(path, entry, node) for entry, node in zip(entries, nodes.value))
     if not found or found[0].code != "en":
         raise ValueError(f"{path}: the first edition must be English (code: en)")
     codes = [lang.code for lang in found]
@@ -110,6 +117,23 @@ def _languages(path: Path) -> tuple[Language, ...]:
         if missing:
             raise ValueError(f"{path}: {lang.code} lacks the ui words {sorted(missing)}")
     return found
+
+
+def _language(path: Path, entry, node) -> Language:
+    """One edition of languages.yml, or ValueError naming its file:line and what is wrong."""
+    where = f"{files.shown(path)}:{node.start_mark.line + 1}"
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where}: an edition is a mapping (code, sphinx, name, title, ui)")
+    known = {f.name: f for f in dataclasses.fields(Language)}
+    for key, value in node.value:
+        if key.value not in known:
+            raise ValueError(f"{files.shown(path)}:{key.start_mark.line + 1}: unknown key "
+                             f"{key.value!r}; an edition has {', '.join(known)}")
+    missing = [name for name, f in known.items() if name not in entry
+               and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    if missing:
+        raise ValueError(f"{where}: the edition lacks {', '.join(missing)}")
+    return Language(**entry)
 
 
 def languages(path: Path = LANGUAGES_FILE) -> list[Language]:
@@ -238,9 +262,11 @@ def _parsed_file(path: Path):
     """A translation's MyST file as a notebook, or ValueError naming its line."""
     text = read_text(path)
     try:
-        return _parsed(text)
+        if notebooks.unclosed_fence(text) is None:  # jupytext reads it as one long cell
+            return _parsed(text)
     except Exception:  # noqa: BLE001 - jupytext raises several kinds
-        return notebooks.read_markdown(path)  # raises, saying where and what to mend
+        pass
+    return notebooks.read_markdown(path)  # raises, saying where and what to mend
 
 
 def _code_problems(english, translated, where: str, code: str, text: str = "") -> list[str]:
@@ -442,7 +468,9 @@ def reflow(code: str, names: list[str] | None = None, chapters: Path = CHAPTERS,
 
 
 def _notebook_key(nb) -> list:
-    return [(c.cell_type, c.source, c.get("outputs"), dict(c.metadata)) for c in nb.cells]
+    # The notebook's metadata too: it names the machine that made the outputs.
+    return [dict(nb.metadata)] + [(c.cell_type, c.source, c.get("outputs"), dict(c.metadata))
+                                  for c in nb.cells]
 
 
 def _write_notebook(code: str, chapter: str, chapters: Path, i18n: Path) -> bool:
@@ -472,6 +500,8 @@ def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Pat
             done.source = cell.source  # the same program, its comments translated
             if "mystnb" in cell.metadata:
                 done.metadata["mystnb"] = copy.deepcopy(cell.metadata["mystnb"])
+            if FIGURE_CODE.search(done.source):
+                done.outputs = drawn_in(code, done)
         elif cell.cell_type == "markdown":
             done = nbformat.v4.new_markdown_cell(cell.source, metadata=copy.deepcopy(cell.metadata))
         else:
@@ -480,6 +510,48 @@ def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Pat
         built.cells.append(done)
     built.nbformat, built.nbformat_minor = english.nbformat, english.nbformat_minor
     return built
+
+
+# A cell that draws a d2lgpu.figures figure, whose words are in the language that
+# $D2LGPU_LANGUAGE names: each edition stores it drawn in its own.
+FIGURE_CODE = re.compile(r"^\s*from d2lgpu\.figures import |\bd2lgpu\.figures\.", re.M)
+
+
+def drawn_in(code: str, cell) -> list:
+    """The cell's outputs with each figure it draws drawn again in the edition's language
+    (d2lgpu.figures: the same program, $D2LGPU_LANGUAGE set), as the notebook's inline
+    backend stores it (retina PNG)."""
+    import warnings
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from d2lgpu.figures import LANGUAGE_VARIABLE
+    from IPython.core.pylabtools import retina_figure
+
+    outputs = copy.deepcopy(cell.outputs)
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    before, saved = set(plt.get_fignums()), os.environ.get(LANGUAGE_VARIABLE)
+    os.environ[LANGUAGE_VARIABLE] = code
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # plt.show() on Agg
+            exec(compile(cell.source, "<figure cell>", "exec"), {"plt": plt})
+        drawn = [plt.figure(n) for n in plt.get_fignums() if n not in before]
+        if len(drawn) != len(images):
+            raise ValueError(f"a figure cell drew {len(drawn)} figures and stored "
+                             f"{len(images)}: {cell.source.splitlines()[-1]!r}")
+        for output, figure in zip(images, drawn):
+            output["data"]["image/png"], output["metadata"]["image/png"] = \
+                retina_figure(figure, base64=True)
+    finally:
+        for n in set(plt.get_fignums()) - before:
+            plt.close(n)
+        if saved is None:
+            os.environ.pop(LANGUAGE_VARIABLE, None)
+        else:
+            os.environ[LANGUAGE_VARIABLE] = saved
+    return outputs
 
 
 CODE_BLOCK = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n.*?^\1[ \t]*$", re.M | re.S)
@@ -695,6 +767,9 @@ def report(chapters: Path = CHAPTERS, i18n: Path = I18N) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # a message quotes CJK text: any locale prints it
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     parser = argparse.ArgumentParser(prog="python -m booktools.i18n",
                                      description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)

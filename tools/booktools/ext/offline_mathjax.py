@@ -16,6 +16,9 @@ Parts of MathJax that the entry script can never load are not shipped
 rule data of every language but English (the accessibility explorer of the
 math menu reads only the reader's language, English here). page_scripts.py
 keeps MathJax off the pages without math.
+sphinx-mathjax-offline (PyPI, the same MathJax) does not fit: it copies all
+of MathJax, every output and language, after the build, and npm stays anyway
+for axe-core (tests/browser/axe_scan.py).
 """
 from __future__ import annotations
 
@@ -57,7 +60,7 @@ def _is_local(path: str) -> bool:
 
 
 def _package_version(package_dir: Path) -> str:
-    return json.loads((package_dir / "package.json").read_text())["version"]
+    return json.loads((package_dir / "package.json").read_text(encoding="utf-8"))["version"]
 
 
 def copy_mathjax(app: Sphinx) -> None:
@@ -76,7 +79,7 @@ def copy_mathjax(app: Sphinx) -> None:
             "Install it with: bash scripts/fetch_mathjax.sh (needs npm)")
     target = Path(app.outdir) / "_static" / entry.parent
     stamp = f"{PACKAGE} {_package_version(package_dir)} {entry.name} without unused parts"
-    if (target / STAMP).is_file() and (target / STAMP).read_text() == stamp:
+    if (target / STAMP).is_file() and (target / STAMP).read_text(encoding="utf-8") == stamp:
         return  # already copied by an earlier build
     logger.info(f"offline_mathjax: copying {stamp} into {target}")
     if target.exists():
@@ -89,7 +92,7 @@ def copy_mathjax(app: Sphinx) -> None:
             (target / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target / relative)
     shutil.copy2(package_dir / "LICENSE", target / "LICENSE")
-    (target / STAMP).write_text(stamp)
+    (target / STAMP).write_text(stamp, encoding="utf-8")
 
 
 def setup(app: Sphinx) -> dict:
