@@ -13,7 +13,8 @@ from .peaks import Peak, format_rate, peak_for, share_of_peak
 from .plotting import ProgressBoard
 from .precision import (autocast_device, autocast_dtype, autocasts_to,
                         grad_scaler, mixed_precision, scaler_works)
-from .timing import (Measurement, benchmark, compare, count_waits, format_time,
+from .timing import (Measurement, benchmark, compare, count_waits,
+                     format_conditions, format_speedup, format_time, speedup,
                      synchronize)
 from .training import (DataModule, LinearRegression, Module,
                        SyntheticRegressionData, Trainer)
@@ -26,7 +27,7 @@ __all__ = [
     "device_report", "show_devices", "format_bytes", "kernels_for",
     # Tensors and GPUs: timing and memory
     "synchronize", "benchmark", "Measurement", "format_time", "memory_counters",
-    "compare", "count_waits",
+    "compare", "speedup", "format_speedup", "format_conditions", "count_waits",
     # Neural networks and GPUs: training
     "Module", "DataModule", "SyntheticRegressionData", "LinearRegression",
     "Trainer", "ProgressBoard",

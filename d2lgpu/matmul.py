@@ -1,10 +1,11 @@
 """Matrix-product speed per device: the helpers of exercise 1 (Exercises).
 
 The exercise multiplies square matrices of growing size on every device,
-plots the achieved speed and compares the best with a GPU's datasheet peak,
-from the table in ``d2lgpu.peaks``. What it needs to know about the hardware comes from three small probes
-(``_gpu_name``, ``_gpu_capability``, ``_gpu_memory``), so that tests can
-pretend to have any GPU.
+plots the achieved speed and compares the best with a GPU's datasheet peak
+through ``d2lgpu.peaks.share_of_peak`` (``peak_kind`` names the peak a dtype
+runs at). What it needs to know about the hardware comes from three small
+probes (``_gpu_name``, ``_gpu_capability``, ``_gpu_memory``), so that tests
+can pretend to have any GPU.
 """
 
 from __future__ import annotations
@@ -24,26 +25,10 @@ __all__ = [
     "matmul_sizes",
     "dtypes_to_measure",
     "time_matmuls",
-    "DATASHEET_PEAKS",
-    "datasheet_row",
+    "peak_kind",
     "tf32_state",
-    "peak_report",
     "plot_rates",
 ]
-
-
-def _exercise_row(peak: peaks.Peak) -> str:
-    """The exercise's name for a row of ``d2lgpu.peaks``: the A100's four variants differ in bandwidth only, so they share one row, 'A100'."""
-    return "A100" if peak.name.startswith("A100 ") else peak.name
-
-
-# Peak TFLOP/s, dense, from the datasheets in d2lgpu.peaks: (FP32, TF32,
-# BF16 or else FP16), for every row that has FLOP/s figures.
-DATASHEET_PEAKS = {
-    _exercise_row(peak): (peak.fp32, peak.tf32,
-                          peak.bf16 if peak.bf16 is not None else peak.fp16)
-    for peak in peaks.PEAKS if peak.fp32 is not None
-}
 
 
 def _gpu_name(device: torch.device) -> str:
@@ -128,12 +113,16 @@ def time_matmuls(device, dtype, sizes, repeat=5) -> dict:
     return rates
 
 
-def datasheet_row(name: str) -> str | None:
-    """The ``DATASHEET_PEAKS`` key for a GPU's name; None if none fits (chapter "Exercises, with measured solutions")."""
-    peak = peaks.peak_for(name)
-    if peak is None or peak.fp32 is None:
-        return None
-    return _exercise_row(peak)
+_PEAK_KINDS = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}
+
+
+def peak_kind(dtype: torch.dtype) -> str:
+    """The ``share_of_peak`` kind of products in ``dtype``: 'fp32', 'bf16' or 'fp16' (chapter "Exercises, with measured solutions")."""
+    if dtype not in _PEAK_KINDS:
+        raise ValueError(
+            f"peak_kind(dtype): dtype must be one of "
+            f"{', '.join(map(str, _PEAK_KINDS))}, got {dtype!r}")
+    return _PEAK_KINDS[dtype]
 
 
 def tf32_state() -> str:
@@ -142,30 +131,6 @@ def tf32_state() -> str:
     allowed = torch.backends.cuda.matmul.allow_tf32
     return (f"float32 matmul precision '{precision}', "
             f"torch.backends.cuda.matmul.allow_tf32 = {allowed}")
-
-
-def peak_report(device, dtype, flops: float) -> str:
-    """A measured speed as a share of the GPU's datasheet peak, if known (chapter "Exercises, with measured solutions")."""
-    device = torch.device(device)
-    if device.type != "cuda":
-        return "no datasheet peak in the table for this device"
-    name = device_name(device)
-    row = datasheet_row(name)
-    if row is None:
-        return f"no datasheet peak in the table for {name}"
-    fp32, _, half = DATASHEET_PEAKS[row]
-    if dtype == torch.float16:
-        half = peaks.peak_for(name).fp16
-    tflops = flops / 1e12
-    if dtype != torch.float32:
-        return (f"{100 * tflops / half:.0f}% of the {row} 16-bit "
-                f"tensor-core peak ({half:g} TFLOP/s)")
-    line = (f"{100 * tflops / fp32:.0f}% of the {row} FP32 peak "
-            f"({fp32:g} TFLOP/s)")
-    if tflops > fp32:
-        line += ("; above it, so these float32 products ran on the tensor "
-                 f"cores in a lower precision ({tf32_state()})")
-    return line
 
 
 def _legend_label(device: torch.device, dtype: torch.dtype) -> str:

@@ -6,11 +6,16 @@ FLOP/s are dense: FP32 on the ordinary cores, TF32/BF16/FP16 on the tensor
 cores where the part has them, without 2:4 sparsity. Where a datasheet prints
 only the figure with sparsity (marked ``*``), the row holds half of it, as the
 datasheet's own footnote says ("specifications are one-half lower without
-sparsity"). None: the vendor publishes no figure for that column (the T4 and
-V100 have no TF32 or BF16 tensor cores; Apple and Intel publish bandwidth only
-for the parts below). A part whose figures could not be found in a vendor
+sparsity"). None: no figure for that column, because the part has no such
+units (the T4 and V100 have tensor cores for FP16 only, none for TF32 or
+BF16) or because its vendor publishes none (Apple and Intel publish bandwidth
+only for the parts below). A part whose figures could not be found in a vendor
 document is left out, so ``peak_for`` returns None for it (e.g. the A10G,
-which AWS builds and NVIDIA publishes no datasheet for).
+which AWS builds and NVIDIA publishes no datasheet for); so is a MIG slice,
+which has a share of a GPU's units.
+
+This is the book's one table of peaks: ``share_of_peak`` serves the
+chapters and the exercises alike.
 
 ``PCIE_X16`` holds the x16 link bandwidth per direction of PCIe 3.0, 4.0 and
 5.0 in GB/s.
@@ -193,7 +198,20 @@ def _mps_chip() -> str | None:
 
 # --- Looking up. ----------------------------------------------------------------
 
+# A MIG slice ("NVIDIA A100-SXM4-40GB MIG 1g.5gb") has a share of the GPU's
+# SMs and memory bandwidth, and its name contains the whole GPU's: the GPU's
+# row would understate its share of peak (a 1g slice has 1/7 of an A100's
+# compute). The datasheets give no per-slice figures, so no row fits.
+_MIG = re.compile(r"\bMIG\b")
+
+
+def _is_mig(name: str) -> bool:
+    return bool(_MIG.search(name))
+
+
 def _row(name: str) -> Peak | None:
+    if _is_mig(name):
+        return None
     for patterns, row in _MATCH:
         if all(re.search(p, name, re.IGNORECASE) for p in patterns):
             return _ROWS[row]
@@ -223,7 +241,7 @@ def _as_device_or_name(value, function: str):
 
 
 def peak_for(name_or_device) -> Peak | None:
-    """The datasheet row for a GPU, given by its name as drivers report it or by its device; None if no row fits (chapter "Neural networks and GPUs")."""
+    """The datasheet row for a GPU, given by its name as drivers report it or by its device; None if no row fits, or for a MIG slice (chapter "Neural networks and GPUs")."""
     found = _as_device_or_name(name_or_device, "peak_for")
     if isinstance(found, torch.device):
         found = _name(found)
@@ -238,21 +256,28 @@ def format_rate(flops: float) -> str:
     return with_unit(flops, (("TFLOP/s", 1e12), ("GFLOP/s", 1e9), ("MFLOP/s", 1e6)))
 
 
-def _published(peak: Peak) -> str:
-    """Where the row's figures are published, as the printed line says it."""
-    if peak.name.startswith("Apple"):
-        return "in Apple's announcement"
-    if peak.name.startswith("Intel"):
-        return "on Intel's ARK page"
-    return "on NVIDIA's datasheet"
+def _full_name(peak: Peak) -> str:
+    """The part as the printed line names it: 'NVIDIA H100 SXM', 'Apple M1 Max'."""
+    if peak.name.startswith(("Apple ", "Intel ")):
+        return peak.name
+    return f"NVIDIA {peak.name}"
+
+
+def _format_figure(figure: float, unit: str) -> str:
+    return f"{figure:,g} {unit}"
 
 
 def share_of_peak(rate: float, device, kind: str) -> str:
-    """A measured rate (FLOP/s, or bytes/s for 'bandwidth') as a share of the device's datasheet peak, in one printable line (chapter "Neural networks and GPUs").
+    """A measured rate (FLOP/s, or bytes/s for 'bandwidth') as a whole-number share of the device's datasheet peak, e.g. '78% of the NVIDIA H100 SXM FP32 peak (67 TFLOP/s)' (chapter "Neural networks and GPUs").
 
     ``kind`` is 'fp32', 'tf32', 'bf16', 'fp16' or 'bandwidth'; ``device`` a
     device (or device string) or a GPU's name. Without a row for the device
-    the line says so instead.
+    (or for a MIG slice, see ``_MIG``) the line says so instead. The share
+    has no decimals: a datasheet peak assumes the boost clock, which a GPU
+    at its power limit does not hold (``format_conditions`` prints the
+    clocks a measurement ran at), so a finer share claims more than it
+    knows. An FP32 share above 100% says that the products ran on the
+    tensor cores in a lower precision.
     """
     if kind not in _KINDS:
         raise ValueError(
@@ -268,12 +293,24 @@ def share_of_peak(rate: float, device, kind: str) -> str:
             return f"no datasheet peak in d2lgpu's table for {found}"
     else:
         name = found
+    if _is_mig(name):
+        return (f"no datasheet peak for a MIG slice ({name}): the datasheet's "
+                "figures are the whole GPU's")
     peak = _row(name)
     if peak is None:
         return f"no datasheet peak in d2lgpu's table for {name}"
     label, unit, scale = _KINDS[kind]
     figure = getattr(peak, kind)
     if figure is None:
-        return f"no {label} peak for the {peak.name}: its vendor publishes none"
-    return (f"{100 * rate / (figure * scale):.0f}% of the {peak.name}'s {label} "
-            f"peak ({figure:,g} {unit} {_published(peak)})")
+        if kind in ("tf32", "bf16") and peak.fp16 is not None:
+            # The T4 and V100: tensor cores for FP16 only.
+            return (f"no {label} peak for the {_full_name(peak)}: it has no "
+                    f"{kind.upper()} tensor cores")
+        return f"no {label} peak for the {_full_name(peak)}: its vendor publishes none"
+    line = (f"{100 * rate / (figure * scale):.0f}% of the {_full_name(peak)} {label} "
+            f"peak ({_format_figure(figure, unit)})")
+    if kind == "fp32" and rate > figure * scale:
+        line += ("; above it, so these float32 products ran on the tensor cores "
+                 "in a lower precision (TF32, as torch.set_float32_matmul_precision "
+                 "allows)")
+    return line

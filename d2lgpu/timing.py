@@ -17,13 +17,20 @@ took 0.43 s through ``Timer.timeit(1)``, 0.18 s through ``benchmark``
 (warm-up and calibration included). Its ``blocked_autorange`` has no block
 count to give (``repeat``) and sizes blocks by relative overhead, not by a
 minimum time per block.
+
+On CUDA, ``benchmark`` also samples the timed GPU's SM clock and power draw
+after each measured block, outside the timed region (``_Conditions``): a
+datasheet peak assumes the boost clock, which a GPU at its power limit does
+not hold, so a share of peak means little without them.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import shutil
 import statistics
+import subprocess
 import time
 import warnings
 from dataclasses import dataclass
@@ -39,6 +46,9 @@ __all__ = [
     "Measurement",
     "format_time",
     "compare",
+    "speedup",
+    "format_speedup",
+    "format_conditions",
     "count_waits",
 ]
 
@@ -188,23 +198,48 @@ def format_time(seconds: float) -> str:
     return with_unit(check_real(seconds, "format_time", "seconds", 0), _TIME_UNITS)
 
 
+def format_speedup(x: float) -> str:
+    """A speed-up with three significant digits and an 'x', trailing zeros dropped: '124x', '13.9x', '1.45x', '0.14x', '0.0081x' (chapter "Tensors and GPUs").
+
+    This is ``f"{x:.3g}x"`` without its exponents: 1234 reads '1230x', not
+    '1.23e+03x', and 0.0000812 reads '0.0000812x'.
+    """
+    x = check_real(x, "format_speedup", "x", 0, hint="a speed-up cannot be negative")
+    if x == 0:
+        return "0x"
+    rounded = float(f"{x:.2e}")  # three significant digits, before the exponent is read
+    exponent = math.floor(math.log10(rounded))
+    if -4 <= exponent < 3:
+        return f"{rounded:.3g}x"  # the range where .3g writes no exponent
+    if exponent >= 3:
+        return f"{rounded:.0f}x"
+    return f"{rounded:.{2 - exponent}f}".rstrip("0") + "x"
+
+
 # --- Results. ------------------------------------------------------------------
 
 # A measurement is noisy where its interquartile range exceeds this share of
 # its median: the blocks disagree by more than 10%, so ratios between such
-# measurements are not to be trusted to one decimal.
+# measurements are not to be trusted to the digits printed.
 NOISE_THRESHOLD = 0.1
 
 
 @dataclass(frozen=True)
 class Measurement:
-    """Seconds per call, one value per block, with median, IQR and mean (chapter "Tensors and GPUs")."""
+    """Seconds per call, one value per block, with median, IQR and mean, and on CUDA the SM clock and power sampled after each block (chapter "Tensors and GPUs").
+
+    ``sm_clock_mhz`` and ``power_w`` hold the samples (empty off CUDA, or
+    where neither NVML nor nvidia-smi answered); ``format_conditions``
+    prints them. ``str`` shows neither.
+    """
 
     times: tuple[float, ...]
     number: int
     device: torch.device
     label: str | None = None
     synchronized: bool = True
+    sm_clock_mhz: tuple[float, ...] = ()
+    power_w: tuple[float, ...] = ()
 
     @property
     def median(self) -> float:
@@ -255,34 +290,174 @@ class Measurement:
         printer.text(str(self))
 
 
-def compare(*measurements: Measurement) -> None:
-    """Print each measurement's median ± IQR/2 and its time as a multiple of the first's, and warn when one is noisy (chapter "Tensors and GPUs").
+def _check_measurement(m, function: str, name: str) -> Measurement:
+    if not isinstance(m, Measurement):
+        which = "each" if name.startswith("*") else name  # *measurements: each
+        raise TypeError(
+            f"{function}({name}): {which} must be a Measurement (from benchmark), "
+            f"got {m!r} of type {type(m).__name__}")
+    return m
 
-    One line per measurement, ``label: median ± IQR/2 (ratio x)``, where the
-    ratio is this one's median over the first one's (2.0x: takes twice as
-    long as the first; the first is 1.0x). A measurement without a label is
-    called by its place, "measurement 2". If any measurement is noisy (its
-    IQR more than ``NOISE_THRESHOLD`` of its median), one more line, starting
-    ``noisy:``, names the noisiest.
+
+def speedup(reference: Measurement, m: Measurement) -> float:
+    """How many times as fast ``m`` ran as ``reference``: the reference's median over m's (above 1: m is faster) (chapter "Tensors and GPUs")."""
+    _check_measurement(reference, "speedup", "reference")
+    _check_measurement(m, "speedup", "m")
+    if m.median == 0:
+        raise ValueError(
+            "speedup(m): m's median is 0 s, so no speed-up can be computed "
+            "(time more calls per block)")
+    return reference.median / m.median
+
+
+def compare(*measurements: Measurement) -> None:
+    """Print each measurement's median ± IQR/2 and its speed-up over the first, the reference, and warn when one is noisy (chapter "Tensors and GPUs").
+
+    One line per measurement: ``label: median ± IQR/2 (reference)`` for the
+    first, ``label: median ± IQR/2 (6.77x as fast)`` for each other, where
+    6.77x is ``speedup(first, m)``, the first's median over this one's (above
+    1: faster than the reference; 0.5x: twice as slow). A measurement
+    without a label is called by its place, "measurement 2". If any
+    measurement is noisy (its IQR more than ``NOISE_THRESHOLD`` of its
+    median), one more line, starting ``noisy:``, names the noisiest.
     """
     if not measurements:
         raise TypeError("compare(*measurements): give at least one Measurement")
     for m in measurements:
-        if not isinstance(m, Measurement):
-            raise TypeError(
-                f"compare(*measurements): each must be a Measurement (from "
-                f"benchmark), got {m!r} of type {type(m).__name__}")
+        _check_measurement(m, "compare", "*measurements")
     names = [m.label or f"measurement {k}" for k, m in enumerate(measurements, 1)]
-    first = measurements[0].median
-    for name, m in zip(names, measurements):
-        ratio = m.median / first if first > 0 else math.inf
+    reference = measurements[0]
+    for k, (name, m) in enumerate(zip(names, measurements)):
+        if k == 0:
+            how = "reference"
+        elif m.median == 0:
+            how = "a median of 0 s: no speed-up"
+        else:
+            how = f"{format_speedup(speedup(reference, m))} as fast"
         print(f"{name}: {format_time(m.median)} \u00b1 {format_time(m.iqr / 2)} "
-              f"({ratio:.1f}x)")
+              f"({how})")
     noisy = [(m.spread, name) for name, m in zip(names, measurements) if m.noisy]
     if noisy:
         spread, name = max(noisy, key=lambda pair: pair[0])
         print(f"noisy: the spread of \"{name}\" is {100 * spread:.0f}% of its median; "
               "rerun on an idle machine before trusting the ratios")
+
+
+def _span(values: list[float], unit: str) -> str:
+    low, high = round(min(values)), round(max(values))
+    return f"{low} {unit}" if low == high else f"{low}-{high} {unit}"
+
+
+def format_conditions(*measurements: Measurement) -> str | None:
+    """The SM clock and power draw sampled while measuring, as ranges over the given measurements, e.g. 'SM clock 1755-1980 MHz, 610-690 W'; None where none were sampled (chapter "Neural networks and GPUs").
+
+    A datasheet peak assumes the boost clock; a GPU at its power or thermal
+    limit runs slower, so a share of peak is quoted with these.
+    """
+    if not measurements:
+        raise TypeError("format_conditions(*measurements): give at least one Measurement")
+    for m in measurements:
+        _check_measurement(m, "format_conditions", "*measurements")
+    clocks = [v for m in measurements for v in m.sm_clock_mhz]
+    power = [v for m in measurements for v in m.power_w]
+    parts = ([f"SM clock {_span(clocks, 'MHz')}"] if clocks else []) + (
+        [_span(power, "W")] if power else [])
+    return ", ".join(parts) or None
+
+
+# --- Clocks and power. ---------------------------------------------------------
+
+_SMI_FIELDS = ("clock", "power")  # in the order of the query below
+_SMI_QUERY = "--query-gpu=clocks.sm,power.draw"
+_SMI_TIMEOUT = 5  # seconds; nvidia-smi answers in tens of milliseconds
+
+
+def _smi_id(device: torch.device) -> str:
+    """How ``nvidia-smi -i`` names a CUDA device: its PCI address (which neither CUDA_VISIBLE_DEVICES nor CUDA's device order renumbers), else its NVML index."""
+    try:
+        props = torch.cuda.get_device_properties(device)
+        domain, bus, dev = props.pci_domain_id, props.pci_bus_id, props.pci_device_id
+        return f"{domain:08X}:{bus:02X}:{dev:02X}.0"
+    except Exception:  # a torch without the PCI fields: NVML's index
+        nvml_index = getattr(torch.cuda, "_get_nvml_device_index", None)
+        if nvml_index is not None:
+            return str(nvml_index(device))
+        return str(device.index or 0)
+
+
+def _smi_query(device: torch.device) -> list[str]:
+    """nvidia-smi's SM clock (MHz) and power draw (W) of ``device``, as the two strings it prints."""
+    executable = shutil.which("nvidia-smi")
+    if executable is None:
+        raise FileNotFoundError("nvidia-smi is not on PATH")
+    out = subprocess.run(
+        [executable, _SMI_QUERY, "--format=csv,noheader,nounits", "-i", _smi_id(device)],
+        capture_output=True, text=True, check=True, timeout=_SMI_TIMEOUT).stdout
+    fields = [field.strip() for field in out.strip().splitlines()[0].split(",")]
+    if len(fields) != len(_SMI_FIELDS):
+        raise ValueError(f"nvidia-smi printed {out!r}")
+    return fields
+
+
+class _Conditions:
+    """Samples one CUDA GPU's SM clock (MHz) and power draw (W); never raises.
+
+    Each quantity is read through NVML as torch exposes it
+    (``torch.cuda.clock_rate``, ``torch.cuda.power_draw`` in mW; they need
+    the nvidia-ml-py package), else by ``nvidia-smi``, else not at all: a
+    reader that fails once (not installed, not supported on this GPU, an
+    answer such as "[N/A]") gives way to the next for the rest of the
+    measurement. On ROCm, where torch reads AMD's counters instead, nothing
+    is sampled.
+    """
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.clock: list[float] = []
+        self.power: list[float] = []
+        nvml = torch.version.hip is None
+        self._readers = {
+            "clock": ([self._nvml_clock] if nvml else []) + [self._smi],
+            "power": ([self._nvml_power] if nvml else []) + [self._smi],
+        }
+
+    def _nvml_clock(self, quantity: str, answers: dict) -> float:
+        return float(torch.cuda.clock_rate(self.device))
+
+    def _nvml_power(self, quantity: str, answers: dict) -> float:
+        return torch.cuda.power_draw(self.device) / 1000  # NVML gives mW
+
+    def _smi(self, quantity: str, answers: dict) -> float:
+        # One nvidia-smi call a sample answers both quantities.
+        if "smi" not in answers:
+            try:
+                answers["smi"] = _smi_query(self.device)
+            except Exception as err:
+                answers["smi"] = err
+        if isinstance(answers["smi"], Exception):
+            raise answers["smi"]
+        return float(answers["smi"][_SMI_FIELDS.index(quantity)])
+
+    def sample(self) -> None:
+        """Read both quantities once, where this process uses CUDA (else reading could create a context)."""
+        try:
+            if not torch.cuda.is_initialized():
+                return
+        except Exception:
+            return
+        answers: dict = {}
+        for quantity, values in (("clock", self.clock), ("power", self.power)):
+            readers = self._readers[quantity]
+            while readers:
+                try:
+                    value = readers[0](quantity, answers)
+                    if not (math.isfinite(value) and value >= 0):
+                        raise ValueError(f"{quantity} {value!r}")
+                except Exception:
+                    readers.pop(0)
+                    continue
+                values.append(value)
+                break
 
 
 # --- Measuring. -------------------------------------------------------------
@@ -306,6 +481,10 @@ def benchmark(fn, *args, device=None, warmup=1, repeat=7, min_block_time=0.02,
     ``min_block_time`` seconds. ``sync=False`` reads the clock without waiting:
     the naive measurement, for teaching; it waits once after the last clock
     read so that its queued work does not spill into the next measurement.
+    On CUDA the timed GPU's SM clock and power draw are sampled after each
+    measured block, outside the timed region (after the last block only,
+    with ``sync=False``), into ``sm_clock_mhz`` and ``power_w``; a failed
+    reading leaves them short or empty and never fails the measurement.
     """
     if not callable(fn):
         raise TypeError(
@@ -383,11 +562,24 @@ def benchmark(fn, *args, device=None, warmup=1, repeat=7, min_block_time=0.02,
             number = max(number + 1, min(number * 10, wanted))
         number = min(number, _MAX_NUMBER)
 
-    times = tuple(block(number, sync) / number for _ in range(repeat))
+    # Clocks and power are read after a block's last clock read, outside
+    # the timed region. Naive blocks leave work queued, and a reading (up to
+    # tens of ms) between them would let the GPU catch up: those are read
+    # once, after the last block.
+    conditions = _Conditions(shown) if shown.type == "cuda" else None
+    times = []
+    for _ in range(repeat):
+        times.append(block(number, sync) / number)
+        if conditions is not None and sync:
+            conditions.sample()
     if not sync:
+        if conditions is not None:
+            conditions.sample()
         wait()
-    return Measurement(times=times, number=number, device=shown, label=label,
-                       synchronized=sync)
+    return Measurement(
+        times=tuple(times), number=number, device=shown, label=label, synchronized=sync,
+        sm_clock_mhz=tuple(conditions.clock) if conditions else (),
+        power_w=tuple(conditions.power) if conditions else ())
 
 
 # --- Counting waits. ------------------------------------------------------------

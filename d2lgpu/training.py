@@ -5,8 +5,9 @@ epoch and not at every minibatch:
 
 - batches come from DataLoaders that pin them in page-locked memory when the
   training device is an accelerator other than Apple's MPS (the ``Trainer``
-  sets ``data.pin_memory``; DataLoader pins for CUDA, and from PyTorch 2.7
-  for the current accelerator but MPS), and ``prepare_batch`` copies a pinned
+  sets ``data.pin_memory``; DataLoader pins for the current accelerator,
+  CUDA or XPU, the XPU only from PyTorch 2.7, the book's floor; before, it
+  pinned for CUDA alone), and ``prepare_batch`` copies a pinned
   batch with ``non_blocking=True``: a blocking copy, pinned or not, would
   wait for the GPU to finish the previous step. A pageable batch is copied
   blocking: on MPS a non-blocking copy from pageable memory can read the
@@ -167,10 +168,10 @@ class Trainer:
     After ``fit``, ``.train_loss`` and ``.val_loss`` hold one float per epoch
     (the mean loss over that epoch's examples) and ``.host_transfers`` counts
     the copies of the loss log to the host: exactly one per epoch. Where
-    batches are pinned (CUDA, and XPU from PyTorch 2.7) it is the only time
-    an epoch waits for the device; on MPS, and on XPU before 2.7, each batch
-    copy waits too. With ``plot=True`` a ProgressBoard
-    (``.board``) draws both curves.
+    batches are pinned (CUDA and XPU, from PyTorch 2.7) it is the only time
+    an epoch waits for the device (a test on a CUDA GPU makes any other wait
+    raise); on MPS each batch copy waits too. With ``plot=True`` a
+    ProgressBoard (``.board``) draws both curves.
     """
 
     def __init__(self, max_epochs, num_gpus=0, gradient_clip_val=0, *,

@@ -42,10 +42,10 @@ def main(argv=None) -> int:
     for name, draw in DRAWINGS.items():
         path, svg = FIGURES / name, render(draw)
         if args.check:
-            if not path.exists() or path.read_text() != svg:
+            if not path.exists() or path.read_text(encoding="utf-8") != svg:
                 stale.append(name)
         else:
-            path.write_text(svg)
+            path.write_text(svg, encoding="utf-8")
             print(f"make_figures: {path.name}")
     for name in stale:
         print(f"figures/{name} is stale: run python scripts/make_figures.py", file=sys.stderr)

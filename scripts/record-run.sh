@@ -10,8 +10,11 @@
 # It executes each chapters/*.ipynb in a fresh kernel from chapters/ and, only
 # when no cell raised except those tagged raises-exception, writes
 # runs/MACHINE/<chapter>.ipynb (volatile metadata removed),
-# runs/MACHINE/run.json (commit, GPU names from torch, torch/CUDA/Python
-# versions, driver from nvidia-smi, date) and runs/MACHINE/artifacts/<chapter>/
+# runs/MACHINE/run.json (commit, GPU names and compute capabilities from
+# torch, torch/CUDA/Python versions, driver from nvidia-smi, date, and under
+# "conditions" the SM clock, power draw and limit and clock-event reasons that
+# nvidia-smi reported every second while recording: min/median/max per GPU)
+# and runs/MACHINE/artifacts/<chapter>/
 # <cell name>/: the files each named hardware cell wrote under chapters/ (a
 # profiler trace, a memory snapshot; at most 10 MiB each, larger ones are left
 # out with a warning), which the site offers for download under that cell's

@@ -14,10 +14,16 @@ fi
 if [ ! -x "$venv/bin/python" ]; then
   # requirements.txt pins releases that need Python 3.11 or later (numpy,
   # matplotlib, sphinx-book-theme, sphinx-design, ipykernel); d2lgpu alone
-  # installs on 3.10 too (pyproject.toml).
+  # installs on 3.10 and later (pyproject.toml). 3.14 and later: the pins were
+  # never run there (STACKS.md), so the build's outputs are not known to hold.
   found="$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true)"
   case "$found" in
     3.11|3.12|3.13) ;;
+    3.1[4-9]|3.[2-9]?)
+       echo "setup: the book's build and tests need Python 3.11 to 3.13, and $python is" \
+         "Python $found, on which requirements.txt's pins have not been run (STACKS.md):" \
+         "name one with PYTHON=/path/to/python3.13" >&2
+       exit 1 ;;
     *) echo "setup: the book's build and tests need Python 3.11 to 3.13, and $python is" \
          "${found:+Python }${found:-no Python}: name one with PYTHON=/path/to/python3.11" >&2
        exit 1 ;;
@@ -26,13 +32,35 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
 stamp="$venv/.requirements.sha256"
-want="$(cat "$root/requirements.txt" "$root/pyproject.toml" "$root/tools/pyproject.toml" | sha256sum | cut -d' ' -f1)"
+want="$(cat "$root/requirements.txt" "$root/pyproject.toml" "$root/tools/pyproject.toml" \
+  "$root/scripts/venv_extras.py" | sha256sum | cut -d' ' -f1)"
+# PyPI's torch for Linux is the CUDA build (5 GB with its libraries): the
+# pinned version comes first from PyTorch's CPU index (BOOK_TORCH_INDEX), where
+# its CPU build, 2.13.0+cpu, outranks PyPI's 2.13.0 (on macOS both are the same
+# CPU build). Skipped when .venv has that version already.
+torch_index="${BOOK_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"
+cpu_torch() {
+  local pin have
+  pin="$(grep -E '^torch==' "$root/requirements.txt" || true)"
+  have="$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true)"
+  if [ -n "$pin" ] && [ "${have%%+*}" != "${pin#torch==}" ]; then
+    "$venv/bin/python" -m pip install --disable-pip-version-check "$pin" \
+      --extra-index-url "$torch_index"
+  fi
+}
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing requirements.txt into $venv"
   log="$venv/pip-install.log"
-  if ! (cd "$root" && "$venv/bin/python" -m pip install --disable-pip-version-check -r requirements.txt) >"$log" 2>&1; then
+  if ! { cpu_torch && (cd "$root" && "$venv/bin/python" -m pip install --disable-pip-version-check -r requirements.txt); } >"$log" 2>&1; then
     grep -v "is ignored: it is neither a file nor a directory" "$log" | tail -n 40 >&2
     echo "setup: pip install failed; full log in $log" >&2
+    exit 1
+  fi
+  # pip install never removes what requirements.txt no longer names: .venv holds
+  # exactly what a fresh one would (a test passing here on a dropped plugin
+  # would fail in CI's fresh one).
+  if ! "$venv/bin/python" "$root/scripts/venv_extras.py" "$root/requirements.txt" --remove; then
+    echo "setup: could not remove what requirements.txt no longer names" >&2
     exit 1
   fi
   echo "$want" > "$stamp"

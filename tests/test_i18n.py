@@ -2,6 +2,7 @@
 outputs, and a lag that shows on the page but never fails a test."""
 from __future__ import annotations
 
+import re
 import shutil
 from types import SimpleNamespace
 
@@ -347,3 +348,50 @@ def test_an_editions_interface_words_come_before_the_catalogue_they_stand_before
     words = interface.Words({"Open issue": "Abrir uma issue"}, Theirs())
     assert [words.gettext(m) for m in ("Open issue", "Back", "Other")] == \
         ["Abrir uma issue", "Voltar", "Other"]
+
+
+# --- languages.yml and a translation's encoding: one line naming file:line ---
+
+@pytest.mark.parametrize("edit, line, said", [
+    # A value that breaks YAML (an unclosed quote) on the English edition's title.
+    (lambda text: text.replace('  title: GPUs from PyTorch', '  title: "GPUs from PyTorch', 1),
+     None, r"not YAML \("),
+    # A misspelled key: Language.__init__'s TypeError before.
+    (lambda text: text.replace("\n  title:", "\n  titel:", 1), "titel", r"unknown key 'titel'"),
+])
+def test_a_bad_languages_yml_is_named_with_its_line(tmp_path, monkeypatch, capsys, edit, line,
+                                                    said):
+    path = tmp_path / "languages.yml"
+    text = i18n.LANGUAGES_FILE.read_text(encoding="utf-8")
+    path.write_text(edit(text), encoding="utf-8")
+    with pytest.raises(ValueError) as error:
+        i18n.languages(path)
+    message = str(error.value)
+    assert re.match(rf"{path}:\d+: {said}", message) and "\n" not in message, message
+    if line:
+        number = int(message.split(":")[1])
+        assert path.read_text(encoding="utf-8").splitlines()[number - 1].strip().startswith(line)
+    monkeypatch.setattr(i18n, "languages", lambda p=path: list(i18n._languages(path)))
+    assert i18n.main(["codes"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"i18n: {path}:") and len(err.splitlines()) == 1
+
+
+def test_a_latin1_translation_is_named_by_the_check(book):
+    """The fault run's C3: a chapter's titles are read from every translated page;
+    a Latin-1 one gave "'utf-8' codec can't decode byte 0xe7 in position 435"."""
+    chapters, root = book
+    other = root / "zh-CN" / "chapters" / "other.md"
+    other.write_bytes("# Outra\n\nUma li\xe7\xe3o.\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=rf"^{other}:3: not UTF-8 \(byte 0xe7\)"):
+        i18n.rule_problems("zh-CN", "devices", root, chapters)
+
+
+def test_an_unclosed_fence_in_a_translation_is_named_by_its_line(book):
+    chapters, root = book
+    path = i18n.source("zh-CN", "devices", root)
+    text = path.read_text(encoding="utf-8")
+    last = text.rindex("\n```\n")
+    path.write_text(text[:last + 1] + text[last + 5:], encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"^{path}:\d+: this fence \(```.* is never closed"):
+        i18n.structure_problems("zh-CN", "devices", chapters, root)

@@ -2,7 +2,10 @@
 the build is told about a chapter that lost its outputs."""
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -109,7 +112,6 @@ def test_kernel_caches_are_fresh_folders_and_are_removed(monkeypatch):
     monkeypatch.setenv("MPLCONFIGDIR", "/somewhere")
     from booktools import kernels
     with kernels.kernel_caches() as folder:
-        import os
         assert all(Path(os.environ[name]).is_dir() and Path(os.environ[name]).parent == folder
                    for name in kernels.CACHE_VARIABLES)
     assert os.environ["MPLCONFIGDIR"] == "/somewhere" and not folder.exists()
@@ -127,3 +129,65 @@ def test_a_notebook_line_is_given_as_its_markdown_line():
         line = notebooks.md_line(md, index, offset)
         assert lines[line - 1] == source[offset], index
     assert notebooks.md_line(md, len(cells), 0) is None
+
+
+def test_a_cell_that_raises_in_refresh_is_named_with_its_line_in_two_lines(tmp_path):
+    # nbclient's own message was ~60 lines of traceback, with no file:line.
+    md = tmp_path / "tiny.md"
+    md.write_text(TINY.replace('print("drawn")', 'print("drawn")\nsizes = {}\nsizes["gpu"]'))
+    with pytest.raises(SystemExit) as stop:
+        notebooks.refresh(md)
+    line = md.read_text().splitlines().index('sizes["gpu"]') + 1
+    assert str(stop.value).splitlines() == [
+        f"refresh: {md}:{line}: KeyError: 'gpu'",
+        "refresh: nothing written; mend the cell, or tag it raises-exception where raising "
+        "is what it shows"]
+    assert not md.with_suffix(".ipynb").exists()
+
+
+def test_an_unclosed_fence_is_named_by_its_line(tmp_path, monkeypatch):
+    # jupytext made the rest of the file one code cell; the build said "Cell content
+    # differ on code cell #9", blamed the translations and advised refresh.sh.
+    text = TINY + "\nSome prose.\n\n```{code-cell} ipython3\nx = 1\n\nMore prose.\n"
+    md = tmp_path / "tiny.md"
+    md.write_text(text)
+    line = text.splitlines().index("x = 1")
+    with pytest.raises(SystemExit, match=rf"^refresh: {md}:{line}: this fence "
+                                         r"\(```\{code-cell\} ipython3\) is never closed"):
+        notebooks.refresh(md, execute=False)
+    assert not md.with_suffix(".ipynb").exists()
+    monkeypatch.setattr(notebooks, "CHAPTERS", tmp_path)
+    assert [p.split(": this fence")[0] for p in notebooks.markdown_problems()] == [f"{md}:{line}"]
+
+
+@pytest.mark.parametrize("text, line", [
+    ("```python\nx\n```\n", None),
+    ("````{note}\n```python\nx\n```\n````\n", None),  # a fence inside a longer one
+    ("```{code-cell}\nx\n```python\n", 1),            # an info string does not close
+    ("~~~\n```\n~~~\n```\n", 4),
+])
+def test_unclosed_fence_follows_commonmark(text, line):
+    assert notebooks.unclosed_fence(text) == line
+
+
+def test_measurings_setup_keeps_the_cuda_home_warning_out_of_its_outputs(tmp_path):
+    """The stacks run: every CUDA build without a GPU printed "No CUDA runtime is found,
+    using CUDA_HOME='/usr/local'" in torch-benchmark-timer's output. Here the CPU build
+    is told it has no CUDA runtime but a CUDA_HOME, after the chapter's hidden setup."""
+    nb = notebooks.read_markdown(ROOT / "chapters" / "measuring.md")
+    [setup] = [c for c in nb.cells if c.cell_type == "code"
+               and "remove-cell" in c.metadata.get("tags", []) and "%xmode" in c.source]
+    python = "\n".join(line for line in setup.source.splitlines() if not line.startswith("%"))
+    script = python + (
+        "\nimport torch\nimport torch.utils.cpp_extension as ext\n"
+        "torch.cuda.is_available = lambda: False\n"
+        "assert ext._find_cuda_home()\n")
+    env = {**os.environ, "CUDA_HOME": str(tmp_path)}
+    said = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert said.returncode == 0, said.stderr
+    assert said.stderr == ""
+    # Without it, the same lines warn: the check can fail.
+    loud = subprocess.run([sys.executable, "-c", script.replace(python, "")],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert "No CUDA runtime is found" in loud.stderr

@@ -62,3 +62,18 @@ def test_the_site_build_warns_naming_the_file(corrupt, monkeypatch):
     recorded_runs.load_runs(app)
     assert app.recorded_runs == []
     assert len(said) == 1 and said[0].startswith(f"recorded run: {corrupt}:2: the recorded run")
+
+
+def test_a_folder_without_run_json_is_named_by_the_figures_check(tmp_path, monkeypatch, capsys):
+    """The fault run's S2: a runs/ folder without run.json was skipped without a word."""
+    import functools
+
+    from booktools import gpu_figures
+    (tmp_path / "runs" / "nvidia-t4").mkdir(parents=True)
+    shutil.copy(ROOT / "runs" / MACHINE / "devices.ipynb", tmp_path / "runs" / "nvidia-t4")
+    monkeypatch.setattr(gpu_figures, "check_book", functools.partial(
+        gpu_figures.check_book, runs=tmp_path / "runs"))
+    assert gpu_figures.main([]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpu_figures: ") and "nvidia-t4/: a folder under runs/ without " \
+        "run.json" in err and len(err.splitlines()) == 1

@@ -14,9 +14,14 @@ hardware difference and fails.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
+import shutil
+import signal
+import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +33,10 @@ from booktools import i18n, runs
 from booktools.ext import recorded_runs as ext
 
 ROOT = Path(__file__).resolve().parent.parent
-RUNS = runs.runs()
+try:  # a folder under runs/ that is no recording fails test_a_recording_exists
+    RUNS, RUNS_ERROR = runs.runs(), None
+except ValueError as error:
+    RUNS, RUNS_ERROR = [], str(error)
 CHAPTER_NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
 NbvalComparison = runs.NbvalComparison
 
@@ -45,7 +53,7 @@ class Neutrality:
     """One chapter against one run; cells numbered as nbval numbers them."""
     failures: list = field(default_factory=list)        # (cell, why)
     compared: int = 0                                    # cells whose output was compared
-    changed_source: list = field(default_factory=list)  # skipped: source changed
+    changed_source: list = field(default_factory=list)  # skipped: it or the code above changed
     changed_output: list = field(default_factory=list)  # skipped: stored output changed
     unrecorded: list = field(default_factory=list)      # no recorded cell at all
 
@@ -65,10 +73,10 @@ def neutrality_failures(chapter_nb, recorded_nb, comparison: NbvalComparison,
         if not runs.nbval_compares(cell):
             continue
         status, why = runs.cell_status(cell, matches.get(index), recorded_cells, base,
-                                       comparison)
+                                       comparison, above=chapter_cells[:index])
         if status == runs.UNRECORDED:
             result.unrecorded.append(index)
-        elif status == runs.STALE_SOURCE:
+        elif status in (runs.STALE_SOURCE, runs.STALE_ABOVE):  # another program ran
             result.changed_source.append(index)
         elif status == runs.OUTPUT_CHANGED:
             result.changed_output.append(index)
@@ -109,6 +117,7 @@ def test_stored_outputs_hold_on_the_recorded_machine(chapter, run):
 
 
 def test_a_recording_exists():
+    assert RUNS_ERROR is None, RUNS_ERROR
     assert RUNS, "runs/ holds no recorded run (runs/<machine>/run.json)"
 
 
@@ -407,17 +416,19 @@ def test_write_run_stores_a_clean_run_and_refuses_an_incomplete_one(tmp_path):
 
 def test_report_counts_current_earlier_versions_and_changed_outputs(tmp_path):
     hw, ignore = ["hardware"], ["hardware", "nbval-ignore-output"]
-    chapter = _nb([("a()", [_stream("cpu\n")], hw, "a"), ("b(1)", [_stream("x\n")], hw, "b"),
+    # b, edited, comes last: an edited cell stales the recordings below it too.
+    chapter = _nb([("a()", [_stream("cpu\n")], hw, "a"),
                    ("show()", [_stream("def f(x, y):\n")], hw, "show"),
                    ("t()", [_stream("12 ms, cpu\n")], ignore, "t"), ("plain()", [], []),
-                   ("new()", [], hw, "new")])
+                   ("b(1)", [_stream("x\n")], hw, "b"), ("new()", [], hw, "new")])
     nbformat.write(chapter, tmp_path / "toy.ipynb")
-    recorded = _nb([("a()", [_stream("cuda:0\n")], hw, "a"), ("b(0)", [_stream("x\n")], hw, "b"),
+    recorded = _nb([("a()", [_stream("cuda:0\n")], hw, "a"),
                     ("show()", [_stream("def f(x):\n")], hw, "show"),
-                    ("t()", [_stream("3 ms, cuda:0\n")], ignore, "t"), ("plain()", [], [])])
-    base = _nb([("a()", [_stream("cpu\n")], hw), ("b(0)", [_stream("x\n")], hw),
-                ("show()", [_stream("def f(x):\n")], hw),
-                ("t()", [_stream("14 ms, cpu\n")], ignore), ("plain()", [], [])])
+                    ("t()", [_stream("3 ms, cuda:0\n")], ignore, "t"), ("plain()", [], []),
+                    ("b(0)", [_stream("x\n")], hw, "b")])
+    base = _nb([("a()", [_stream("cpu\n")], hw), ("show()", [_stream("def f(x):\n")], hw),
+                ("t()", [_stream("14 ms, cpu\n")], ignore), ("plain()", [], []),
+                ("b(0)", [_stream("x\n")], hw)])
     run = runs.Run("toy-gpu", tmp_path, {"commit": "abc1234"}, {"toy": recorded})
     # The stored notebook at the recorded commit, as git would give it.
     runs._notebook_at.cache_clear()
@@ -538,7 +549,7 @@ def test_tabs_follow_names_in_a_copy_of_a_chapter_with_moved_edited_and_new_cell
             # New or renamed: its recording is not this cell's.
             assert "Not yet recorded on a GPU." in tabs, name
             continue
-        assert [label for label, _ in tabs][0] == "CPU (this build)", name
+        assert [label for label, _ in tabs][0] == "CPU (book's output)", name
         assert len(tabs) == 2 and tabs[1][0].startswith(run.tab_label), name
         assert runs.printed_line(recorded[name]) in tabs[1][1], f"{name} shows another recording"
         # No other cell's whole printed text (a line two cells both print proves nothing).
@@ -569,7 +580,7 @@ def test_site_tabs_current_stale_and_unrecorded(tmp_path):
                    ("plot(old=False)", [_stream("<Figure>")], hw, "plot"),
                    ("brand_new()", [_stream("new\n")], hw, "new")])
     shown = _tabs_of(_page(chapter), run, tmp_path, chapter, "toy")
-    assert [label for label, _ in shown["device"]][0] == "CPU (this build)"
+    assert [label for label, _ in shown["device"]][0] == "CPU (book's output)"
     assert shown["device"][1][0].startswith("Toy")
     assert shown["device"][0][1] == "cpu\n" and shown["device"][1][1].endswith("cuda:0\n")
     assert "NVIDIA Toy 80GB · PyTorch 9.9 · 2026-01-02" in shown["device"][1][1]
@@ -843,3 +854,238 @@ def test_a_printed_line_is_what_the_page_shows_without_escape_codes():
     # nvidia-smi topo -m underlines its header: "\x1b[4mGPU0\tCPU Affinity\x1b[0m".
     cell = _nb([("topo()", [_stream("\x1b[4mGPU0\tCPU Affinity\x1b[0m\nGPU0\t X\n")], [])]).cells[0]
     assert runs.printed_line(cell) == "GPU0\tCPU Affinity"
+
+
+# --- a record stopped between its two renames, a folder that is no recording ---
+
+def test_a_record_killed_between_its_renames_loses_nothing(tmp_path, monkeypatch, capsys):
+    """The crash state (runs/<m> moved aside to .<m>.old, the complete new one in
+    .<m>.new): any command puts the old one back, and a CPU record is refused."""
+    folder = _recorded(tmp_path, ["NVIDIA H100 80GB HBM3"])
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    root = tmp_path / "runs"
+    shutil.copytree(folder, root / ".toy-gpu.new")
+    folder.rename(root / ".toy-gpu.old")
+    assert [r.machine for r in runs.runs(root)] == ["toy-gpu"]
+    assert "restored" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+    # The same state again, met first by a record on a machine without a GPU.
+    folder.rename(root / ".toy-gpu.old")
+    chapters = _toy_chapter(tmp_path)
+    monkeypatch.setattr(runs, "_machine_facts", lambda: {
+        "gpus": [], "gpu_count": 0, "torch": "2", "cuda": "", "python": "3", "driver": ""})
+    with pytest.raises(SystemExit, match="record: refused: .*recorded on NVIDIA H100"):
+        runs.record("toy-gpu", None, chapters=chapters, root=root)
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+    # And met by write_run itself: it never removes the only copy left in .old.
+    folder.rename(root / ".toy-gpu.old")
+    runs.write_run("other", {"toy": _nb([("b()", [], [])])},
+                   json.loads(before["run.json"]), root=root)
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+
+
+@pytest.mark.parametrize("damage", ["no run.json", "no gpus"])
+def test_record_refuses_a_folder_that_does_not_say_what_recorded_it(tmp_path, monkeypatch,
+                                                                    damage):
+    folder = _recorded(tmp_path, ["NVIDIA H100 80GB HBM3"])
+    if damage == "no run.json":
+        (folder / "run.json").unlink()
+    else:
+        (folder / "run.json").write_text('{"label": "NVIDIA H100"}')
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    chapters = _toy_chapter(tmp_path)
+    monkeypatch.setattr(runs, "_machine_facts", lambda: {
+        "gpus": [], "gpu_count": 0, "torch": "2", "cuda": "", "python": "3", "driver": ""})
+    with pytest.raises(SystemExit, match=r"record: refused: .*toy-gpu.*--replace"):
+        runs.record("toy-gpu", None, chapters=chapters, root=tmp_path / "runs")
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+    assert runs.record("toy-gpu", None, chapters=chapters, root=tmp_path / "runs",
+                       replace=True) == 0
+    assert json.loads((folder / "run.json").read_text())["gpus"] == []
+
+
+def test_a_folder_without_run_json_is_an_error_for_the_report_and_stale(tmp_path, monkeypatch,
+                                                                        capsys):
+    _recorded(tmp_path, ["G"])
+    orphan = tmp_path / "runs" / "nvidia-t4"
+    orphan.mkdir()
+    shutil.copy(tmp_path / "runs" / "toy-gpu" / "toy.ipynb", orphan)
+    with pytest.raises(ValueError, match=r"nvidia-t4/: a folder under runs/ without run\.json"):
+        runs.runs(tmp_path / "runs")
+    monkeypatch.setattr(runs, "RUNS", tmp_path / "runs")
+    # hardware_report's runs() reads the default root bound at import.
+    monkeypatch.setattr(runs, "runs", functools.partial(_real_runs, tmp_path / "runs"))
+    for command in (["report"], ["stale", "nvidia-t4"]):
+        assert runs.main(command) == 2
+        err = capsys.readouterr().err
+        assert "nvidia-t4/: a folder under runs/ without run.json" in err, command
+        assert len(err.splitlines()) == 1
+
+
+_real_runs = runs.runs
+
+
+def test_a_run_json_without_gpus_is_an_error_not_a_cpu_recording(tmp_path):
+    folder = _recorded(tmp_path, ["G"])
+    (folder / "run.json").write_text('{"label": "NVIDIA H100"}')
+    with pytest.raises(ValueError, match=r"run\.json: the recorded run of toy-gpu names no "
+                                         r"'gpus'"):
+        runs.runs(tmp_path / "runs")
+
+
+def test_the_site_build_warns_of_a_folder_without_run_json(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+    _recorded(tmp_path, ["G"])
+    (tmp_path / "runs" / "nvidia-t4").mkdir()
+    said = []
+    monkeypatch.setattr(ext.LOGGER, "warning", lambda message, **kwargs: said.append(message))
+    app = SimpleNamespace(srcdir=str(tmp_path), outdir=str(tmp_path / "out"),
+                          config=SimpleNamespace(language="en"))
+    ext.load_runs(app)
+    assert len(said) == 1 and "nvidia-t4/: a folder under runs/ without run.json" in said[0]
+
+
+# --- staleness follows the data: the code above a hardware cell ---
+
+def _edited_networks(tmp_path, old, new) -> Path:
+    """chapters/networks.ipynb with one line of a code cell edited, alone in a folder."""
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    nb = nbformat.read(ROOT / "chapters" / "networks.ipynb", as_version=4)
+    [cell] = [c for c in runs.code_cells(nb) if old in c.source]
+    assert not runs.is_hardware(cell)
+    cell.source = cell.source.replace(old, new)
+    nbformat.write(nb, chapters / "networks.ipynb")
+    return chapters
+
+
+@pytest.mark.skipif("nvidia-h100" not in [r.machine for r in RUNS], reason="no H100 run")
+def test_a_change_above_a_hardware_cell_stales_its_recording(tmp_path):
+    """The fault run's S1: LazyLinear(1) -> (4) in a plain cell changes what
+    net-on-gpu prints; its H100 recording is then stale, in stale and report."""
+    run = next(r for r in RUNS if r.machine == "nvidia-h100")
+    chapters = _edited_networks(tmp_path, "nn.LazyLinear(1))", "nn.LazyLinear(4))")
+    found = runs.stale_cells(run, chapters)
+    assert "networks: net-on-gpu (code cell 3 above it changed since the recording)" in found
+    hardware = sum(map(runs.is_hardware, runs.code_cells(
+        nbformat.read(chapters / "networks.ipynb", as_version=4))))
+    counts = runs.hardware_report(chapters, [run])["networks"]["machines"]["nvidia-h100"]
+    assert counts["earlier_version"] == len(found) and counts["current"] == hardware - len(found)
+
+
+@pytest.mark.skipif("nvidia-h100" not in [r.machine for r in RUNS], reason="no H100 run")
+def test_a_comment_above_a_hardware_cell_is_no_change(tmp_path):
+    run = next(r for r in RUNS if r.machine == "nvidia-h100")
+    chapters = _edited_networks(tmp_path, "nn.LazyLinear(1))", "nn.LazyLinear(1))  # one")
+    assert runs.stale_cells(run, chapters) == []
+
+
+def test_earlier_change_names_the_cell_or_the_added_one():
+    recorded = runs.code_cells(_nb([("a = 1", [], []), ("f(a)", [], ["hardware"], "f")]))
+    match = runs.Match(1, True)
+    same = runs.code_cells(_nb([("a = (\n    1)  # one", [], [])]))
+    assert runs.earlier_change(same, match, recorded) is None
+    edited = runs.code_cells(_nb([("a = 2", [], [], "setup")]))
+    assert runs.earlier_change(edited, match, recorded) == \
+        "code cell 0 (setup) above it changed since the recording"
+    added = runs.code_cells(_nb([("a = 1", [], []), ("print(a)", [], [])]))
+    assert runs.earlier_change(added, match, recorded) == \
+        "a code cell above it was added since the recording"
+
+
+def test_the_page_says_the_code_above_changed(tmp_path):
+    hw = ["hardware"]
+    recorded = _nb([("x = 1", [], []), ("print(x)", [_stream("1\n")], hw, "show")])
+    run = _toy_run(tmp_path, {"toy": recorded})
+    chapter = _nb([("x = 4", [], []), ("print(x)", [_stream("4\n")], hw, "show")])
+    shown = _tabs_of(_page(chapter), run, tmp_path, chapter, "toy")
+    assert "Recorded when the code above this cell was different." in shown["show"][1][1]
+    assert "The cell as it was then" not in shown["show"][1][1]
+    same = _nb([("x = 1  # one", [], []), ("print(x)", [_stream("1\n")], hw, "show")])
+    shown = _tabs_of(_page(same), run, tmp_path, same, "toy")
+    assert "Recorded" not in shown["show"][1][1]
+
+
+# --- a signal stops a record ---
+
+def _alive(pid: int) -> bool:
+    """Whether a process runs (a zombie nobody reaped does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_stops_the_whole_record_with_no_kernel_left_and_nothing_written(tmp_path,
+                                                                                  signum):
+    """The fault run's C1: nbclient's handlers made a signal one failed chapter, and
+    the record went on with the next one in a new kernel."""
+    chapters = tmp_path / "chapters"
+    chapters.mkdir()
+    pid_file, second = tmp_path / "kernel.pid", tmp_path / "second-ran"
+    for chapter, source in [
+            ("a", f"import os, pathlib, time\npathlib.Path({str(pid_file)!r}).write_text("
+                  f"str(os.getpid()))\ntime.sleep(300)"),
+            ("b", f"import pathlib\npathlib.Path({str(second)!r}).write_text('yes')")]:
+        (chapters / f"{chapter}.md").write_text("")
+        nbformat.write(_nb([(source, [], ["hardware"], "cell")]), chapters / f"{chapter}.ipynb")
+    script = ("import sys\nfrom pathlib import Path\nfrom booktools import runs\n"
+              "runs._machine_facts = lambda: {'gpus': [], 'gpu_count': 0, 'torch': '2', "
+              "'cuda': '', 'python': '3', 'driver': ''}\n"
+              f"sys.exit(runs.record('toy-cpu', None, chapters=Path({str(chapters)!r}), "
+              f"root=Path({str(tmp_path / 'runs')!r})))\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not pid_file.is_file() or not pid_file.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.2)
+        kernel = int(pid_file.read_text())
+        sent = time.monotonic()
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert time.monotonic() - sent < 15
+    assert proc.returncode == 128 + signum, (out, err)
+    assert err.strip().splitlines()[-1] == (f"record: stopped by {signal.Signals(signum).name}; "
+                                            "nothing stored")
+    deadline = time.monotonic() + 10
+    while _alive(kernel) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(kernel)
+    assert not second.exists() and not (tmp_path / "runs" / "toy-cpu").exists()
+
+
+def test_a_kernel_says_nothing_of_its_transport(tmp_path, capfd):
+    # ipykernel's "running over TCP without encryption" warning, once per chapter.
+    from booktools import kernels
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell("print('ran')"))
+    kernels.execute(nb, tmp_path, 60)
+    assert nb.cells[0].outputs[0]["text"] == "ran\n"
+    assert "without encryption" not in capfd.readouterr().err
+
+
+def test_a_record_killed_by_sigkill_between_its_renames_is_put_back(tmp_path):
+    """As the fault run did it: Path.rename kills the process after the first rename."""
+    folder = _recorded(tmp_path, ["NVIDIA H100 80GB HBM3"])
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    script = ("import json, os, signal, pathlib, nbformat\nfrom booktools import runs\n"
+              "rename = pathlib.Path.rename\n"
+              "def once(self, target):\n"
+              "    rename(self, target)\n"
+              "    os.kill(os.getpid(), signal.SIGKILL)\n"
+              "pathlib.Path.rename = once\n"
+              f"root = pathlib.Path({str(tmp_path / 'runs')!r})\n"
+              "meta = json.loads((root / 'toy-gpu' / 'run.json').read_text())\n"
+              "runs.write_run('toy-gpu', {'toy': nbformat.v4.new_notebook()}, meta, root=root)\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    root = tmp_path / "runs"
+    assert sorted(p.name for p in root.iterdir()) == [".toy-gpu.new", ".toy-gpu.old"]
+    assert [r.machine for r in runs.runs(root)] == ["toy-gpu"]
+    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before

@@ -2,6 +2,8 @@
 a .venv copied from another checkout (or shared with a second worktree) built
 that checkout's site. Here the venv's Python is a fake whose pip records the
 editable installs it is asked for (the real one would take a minute and PyPI)."""
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,6 +15,7 @@ FAKE_PYTHON = f"""#!/usr/bin/env bash
 # pip: record what is installed from where; -e . makes the packages of the
 # folder pip runs in the ones imported (unless the venv is "stuck").
 venv="$(cd "$(dirname "$0")/.." && pwd)"
+case "$1" in *venv_extras.py) echo "$PWD: venv_extras ${{*:2}}" >> "$venv/pip.log"; exit 0;; esac
 if [ "$1" = -m ] && [ "$2" = pip ]; then
   echo "$PWD: ${{*:3}}" >> "$venv/pip.log"
   case " $* " in *" -e . "*) [ -f "$venv/stuck" ] || pwd > "$venv/editable";; esac
@@ -25,7 +28,8 @@ PYTHONPATH="$root:$root/tools" exec {sys.executable} -S "$@"
 
 def checkout(path: Path) -> Path:
     """A checkout with setup.sh, what its stamp hashes, and the two packages."""
-    for name in ("scripts/setup.sh", "requirements.txt", "pyproject.toml", "tools/pyproject.toml"):
+    for name in ("scripts/setup.sh", "scripts/venv_extras.py", "requirements.txt",
+                 "pyproject.toml", "tools/pyproject.toml"):
         (path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, path / name)
     for package in ("d2lgpu", "tools/booktools"):
@@ -99,3 +103,94 @@ def test_setup_refuses_a_python_the_pins_do_not_install_on(tmp_path):
     assert proc.stderr == (f"setup: the book's build and tests need Python 3.11 to 3.13, and "
                            f"{old} is Python 3.10: name one with PYTHON=/path/to/python3.11\n")
     assert not (book / ".venv").exists() and not (tmp_path / "used").exists()
+
+
+def test_setup_installs_the_cpu_torch_first_and_removes_what_is_no_longer_required(tmp_path):
+    """The stacks run: on Python 3.13 setup.sh installed PyPI's torch, the 5.3 GB CUDA
+    build; the fault run's S5: a package dropped from requirements.txt stayed."""
+    book = checkout(tmp_path / "book")
+    venv = venv_of(book, book)
+    proc = subprocess.run(["bash", "scripts/setup.sh"], cwd=book, capture_output=True,
+                          text=True, timeout=60, env={k: v for k, v in os.environ.items()
+                                                      if k != "BOOK_TORCH_INDEX"})
+    assert proc.returncode == 0, proc.stderr
+    pin = next(line for line in (ROOT / "requirements.txt").read_text().splitlines()
+               if line.startswith("torch=="))
+    calls = [line.split(": ", 1)[1] for line in (venv / "pip.log").read_text().splitlines()]
+    assert calls[:3] == [
+        f"install --disable-pip-version-check {pin} --extra-index-url "
+        "https://download.pytorch.org/whl/cpu",
+        "install --disable-pip-version-check -r requirements.txt",
+        f"venv_extras {book}/requirements.txt --remove"]
+
+
+def test_what_requirements_no_longer_name_is_found(tmp_path):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import venv_extras
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    # This very environment holds exactly requirements.txt (setup.sh made it).
+    assert venv_extras.extras(ROOT / "requirements.txt") == []
+    (tmp_path / "tools").mkdir()
+    for name in ("pyproject.toml", "tools/pyproject.toml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    (tmp_path / "requirements.txt").write_text("".join(
+        line + "\n" for line in (ROOT / "requirements.txt").read_text().splitlines()
+        if not line.startswith("pytest-timeout==")))
+    assert venv_extras.extras(tmp_path / "requirements.txt") == ["pytest-timeout"]
+    # Extras and markers as pip reads them: b[x] brings c; d only on another platform.
+    found = {"a": ["b[x]", "d; sys_platform == 'nonexistent'"],
+             "b": ["c; extra == 'x'", "e; extra == 'y'"], "c": [], "d": [], "e": [], "pip": []}
+    (tmp_path / "requirements.txt").write_text("a==1\n")
+    assert venv_extras.extras(tmp_path / "requirements.txt", found) == ["d", "e"]
+
+
+def _floor(requirement: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.search(r">=\s*([\d.]+)", requirement)[1].split("."))
+
+
+def test_the_python_and_pytorch_claims_agree():
+    """The stacks run: CONTRIBUTING said 3.10 to 3.13, setup.sh refused 3.10;
+    pyproject said torch>=2.4, whose performance chapter prints another log."""
+    import tomllib
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    deps = {re.match(r"[\w-]+", d)[0]: d for d in project["dependencies"]}
+    setup_sh = (ROOT / "scripts" / "setup.sh").read_text(encoding="utf-8")
+    accepted = re.search(r"^\s*(3\.\d+(?:\|3\.\d+)*)\) ;;", setup_sh, re.M)[1].split("|")
+    book = f"Python {accepted[0]} to {accepted[-1]}"
+    python, torch = ".".join(map(str, _floor(project["requires-python"]))), \
+        ".".join(map(str, _floor(deps["torch"])))
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    contributing = " ".join((ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8").split())
+    stacks = " ".join((ROOT / "STACKS.md").read_text(encoding="utf-8").split())
+    assert f"You need {book}" in readme
+    assert f"installs on {python} and later, with PyTorch {torch} or later" in readme
+    assert f"you need {book}" in contributing
+    assert f"need {book}" in stacks
+    assert f"installs on Python {python} and later beside PyTorch {torch} or later" in stacks
+    # The floor ran: a row of STACKS.md on that PyTorch whose unit tests and nbval passed.
+    assert re.search(rf"\| {re.escape(torch)}\.\d+ \| unit tests, nbval \| \d+ and \d+ passed",
+                     stacks)
+    assert "<" not in project["requires-python"]  # 3.14 allowed where torch ships it
+
+
+def test_matplotlibs_floor_imports_beside_the_numpy_pip_gives_it():
+    # matplotlib 3.7.0 takes NumPy 2 and fails to import; 3.8.4 is the first that works
+    # with it (STACKS.md, 2026-11-28).
+    import tomllib
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    [matplotlib] = [d for d in project["dependencies"] if d.startswith("matplotlib")]
+    assert _floor(matplotlib) >= (3, 8, 4)
+
+
+def test_setup_refuses_python_3_14_saying_why(tmp_path):
+    book = checkout(tmp_path / "book")
+    new = tmp_path / "python3.14"
+    new.write_text("#!/usr/bin/env bash\n[ \"$1\" = -c ] && echo 3.14 && exit 0\nexit 3\n")
+    new.chmod(0o755)
+    proc = subprocess.run(["bash", "scripts/setup.sh"], cwd=book, capture_output=True, text=True,
+                          timeout=60, env={"PATH": "/usr/bin:/bin", "PYTHON": str(new)})
+    assert proc.returncode == 1
+    assert "Python 3.14, on which requirements.txt's pins have not been run (STACKS.md)" \
+        in proc.stderr

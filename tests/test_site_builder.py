@@ -8,6 +8,7 @@ processes that write a page and a log.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,7 +22,8 @@ from booktools import chromium, i18n, pdf, site
 from booktools.ext import book_pdf
 
 CODES = [lang.code for lang in i18n.languages()]
-CHECKS = ("config_problems", "pair_problems", "output_problems", "translation_problems")
+CHECKS = ("config_problems", "markdown_problems", "pair_problems", "output_problems",
+          "translation_problems")
 
 
 class Book:
@@ -36,6 +38,7 @@ class Book:
         self.pids: list[int] = []
         self.inputs = "inputs-1"
         self.key = "key-1"
+        self.said = "reading sources\nbuilt\n"  # the log of a build that passed
 
     def main(self) -> int:
         return site.main(["--build", str(self.folder)])
@@ -49,7 +52,7 @@ class Book:
             link = book_pdf.link(code, "chapters/intro") if chromium.version() else ""
             (html / "index.html").write_text(f"{code} {self.inputs}\n{link}<p>text</p>\n")
             (out / "_build" / "jupyter_execute").mkdir(exist_ok=True)
-            log.write_text(self.fail.get(code, "reading sources\nbuilt\n"))
+            log.write_text(self.fail.get(code, self.said))
             while code in self.hang:
                 time.sleep(0.05)
             return 1 if code in self.fail else 0
@@ -365,3 +368,57 @@ def test_a_fork_takes_sigterm_as_its_end_never_as_this_process():
             assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == -signal.SIGTERM
     finally:
         signal.signal(signal.SIGTERM, handler)
+
+
+def test_a_chapter_that_cannot_be_read_gets_only_its_own_advice(book, monkeypatch, capsys):
+    # The fault run's C5: a bad cell option or an unclosed fence was named, then
+    # followed by "refresh.sh" (which would execute prose as code) and the
+    # translations' advice, though neither was at fault.
+    said = "chapters/devices.md:76: this fence (```{code-cell}) is never closed"
+    monkeypatch.setattr(site, "markdown_problems", lambda: [said])
+    monkeypatch.setattr(site, "pair_problems", lambda: ["chapters/devices.md and its notebook "
+                                                        "differ"])
+    monkeypatch.setattr(site, "translation_problems", lambda: ["i18n/ja/chapters/devices.md: x"])
+    assert book.main() == 1
+    err = capsys.readouterr().err
+    assert said in err and dict(site.CHECKS)["markdown_problems"] in err
+    assert "refresh.sh" not in err and "Translations" not in err and "differ" not in err
+
+
+def test_the_books_chapters_all_read_as_notebooks():
+    assert site.markdown_problems() == []
+
+
+def test_a_rewritten_page_links_its_stylesheets_as_a_cold_build_does(tmp_path):
+    """The fault run's S4: myst-nb's and sphinx-exercise's CSS reached _static/ only
+    when a build ended, so only a page written by a later build got `?v=`."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        'extensions = ["myst_nb", "sphinx_exercise", "booktools.ext.site_assets"]\n'
+        'root_doc = "page"\nproject = "p"\nhtml_theme = "sphinx_book_theme"\n', encoding="utf-8")
+    (src / "page.md").write_text("# A page\n\nText.\n", encoding="utf-8")
+    out = tmp_path / "out"
+
+    def build(*options) -> str:
+        proc = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-b", "html", *options,
+                               str(src), str(out)], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        return (out / "page.html").read_text(encoding="utf-8")
+
+    cold = build()
+    assert re.search(r'href="_static/mystnb\.[0-9a-f]+\.css\?v=', cold)
+    assert re.search(r'href="_static/exercise\.css\?v=', cold)
+    assert build("-a") == cold  # every page written again, as an incremental build may
+
+
+def test_the_build_does_not_point_at_its_work_folder(book, capsys):
+    # jupyter-book's box named _build/i18n/en/_build/html/, not the site.
+    from jupyter_book.utils import _message_box
+    box = _message_box("Finished generating HTML for book.\nYour book's HTML pages are "
+                       "here:\n    _build/i18n/en/_build/html/\n", doprint=False)
+    book.said = f"reading sources\nbuilt\n{box}\n"
+    assert book.main() == 0
+    out = capsys.readouterr().out
+    assert out.startswith("reading sources\nbuilt\n") and "HTML pages are here" not in out
+    assert "=====" not in out and "site: open " in out

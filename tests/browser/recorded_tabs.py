@@ -1,7 +1,7 @@
 """Recorded GPU runs on the built website: what a page must show (used by test_site_browser.py).
 
 On every chapter page with `hardware` cells: one tab set per recorded cell,
-"CPU (this build)" shown first, each machine's tab with a line naming it,
+"CPU (book's output)" shown first, each machine's tab with a line naming it,
 its PyTorch version and the date; clicking a machine's tab shows that machine's
 output (plots loaded) and hides the build's; printing shows every tab; no
 console errors. The checks run on the pages test_site_browser.py has loaded
@@ -46,6 +46,7 @@ STATE = """() => [...document.querySelectorAll('article .sd-tab-set.recorded-run
     label: set.querySelector(`label[for="${c.id.replace(/-content$/, '')}"]`).textContent.trim(),
     meta: (c.querySelector(':scope > .recorded-run-meta') || {textContent: ''}).textContent,
     stale: c.classList.contains('recorded-run-stale'),
+    above: c.classList.contains('recorded-run-stale-above'),
     staleParts: c.querySelectorAll(':scope > .recorded-run-stale-note, :scope > details.recorded-run-stale-source').length,
     visible: visible(c),
     text: c.textContent.trim().length,
@@ -64,14 +65,16 @@ def check_tabs(v, page: str) -> None:
     assert none == hardware - len(lines), "'Not yet recorded' lines vs unrecorded hardware cells"
     loaded = []
     for n, tabs in enumerate(sets):
-        assert tabs[0]["label"] == "CPU (this build)" and tabs[0]["visible"]
+        assert tabs[0]["label"] == "CPU (book's output)" and tabs[0]["visible"]
         assert len(tabs) == 1 + len(lines[n]) >= 2
         labels = [run.tab_label for run in RUNS]
         assert all(t["label"] in labels for t in tabs[1:]), [t["label"] for t in tabs]
         # Each machine's tab names it, its PyTorch version and the date in a line.
         assert all("PyTorch" in t["meta"] for t in tabs[1:]), [t["meta"] for t in tabs]
-        assert all(t["staleParts"] == 2 for t in tabs if t["stale"]), \
-            "an earlier version's tab without its note and folded source"
+        # An earlier version of the cell: a note and the source it had; of the code
+        # above it: the note.
+        assert all(t["staleParts"] == (1 if t["above"] else 2) for t in tabs if t["stale"]), \
+            "a stale tab without its note, or an earlier version's without its source"
         assert not any(t["visible"] for t in tabs[1:]), "a recorded tab shown before any click"
         for k in range(1, len(tabs)):
             v.page.locator("article .sd-tab-set.recorded-runs").nth(n) \

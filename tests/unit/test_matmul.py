@@ -21,37 +21,10 @@ def fake_gpu(monkeypatch):
     return fake
 
 
-@pytest.mark.parametrize("name, row", [
-    ("Tesla T4", "T4"),
-    ("NVIDIA L4", "L4"),
-    ("NVIDIA A100-SXM4-80GB", "A100"),
-    ("NVIDIA A100-PCIE-40GB", "A100"),
-    ("NVIDIA H100 80GB HBM3", "H100 SXM"),
-    ("NVIDIA H100 PCIe", "H100 PCIe"),
-    ("NVIDIA H100 NVL", "H100 NVL"),
-    ("NVIDIA H200", "H200"),
-    ("NVIDIA H200 NVL", "H200 NVL"),
-    ("Tesla V100-SXM2-16GB", "V100 SXM2"),
-    ("NVIDIA A10G", None),
-    ("NVIDIA GeForce RTX 4090", None),
-    ("NVIDIA L40S", None),
-    ("Apple M1 Max", None),  # a row of bandwidth only: nothing to compare FLOP/s with
-])
-def test_datasheet_row(name, row):
-    assert matmul.datasheet_row(name) == row
-
-
-def test_rows_come_from_the_peaks_table():
-    # One row per set of FLOP/s figures in d2lgpu.peaks; the A100's four
-    # variants (which differ in bandwidth only) are one row, "A100".
-    for peak in peaks.PEAKS:
-        if peak.fp32 is None:
-            continue
-        row = "A100" if peak.name.startswith("A100") else peak.name
-        half = peak.bf16 if peak.bf16 is not None else peak.fp16
-        assert matmul.DATASHEET_PEAKS[row] == (peak.fp32, peak.tf32, half)
-    assert "A100" in matmul.DATASHEET_PEAKS
-    assert not any(row.startswith("A100 ") for row in matmul.DATASHEET_PEAKS)
+def test_the_peaks_live_in_d2lgpu_peaks():
+    # One table of datasheet peaks: the exercise's helpers hold none of their own.
+    for gone in ("DATASHEET_PEAKS", "peak_report", "datasheet_row"):
+        assert not hasattr(matmul, gone)
 
 
 def test_sizes_on_the_cpu():
@@ -131,44 +104,29 @@ def test_format_rate_rejects_negative():
         matmul.format_rate(float("nan"))
 
 
-def test_peak_report_fp32_below_peak(fake_gpu):
-    fake_gpu("NVIDIA H100 80GB HBM3")
-    report = matmul.peak_report("cuda:0", torch.float32, 52.3e12)
-    assert report == "78% of the H100 SXM FP32 peak (67 TFLOP/s)"
+@pytest.mark.parametrize("dtype, kind", [
+    (torch.float32, "fp32"), (torch.bfloat16, "bf16"), (torch.float16, "fp16"),
+])
+def test_peak_kind(dtype, kind):
+    assert matmul.peak_kind(dtype) == kind
+    # The kind share_of_peak needs for the exercise's line.
+    assert peaks.share_of_peak(1e12, "NVIDIA H100 80GB HBM3", kind).endswith("TFLOP/s)")
 
 
-def test_peak_report_fp32_above_peak_names_tf32(fake_gpu, monkeypatch):
-    fake_gpu("NVIDIA A100-SXM4-80GB", capability=(8, 0))
-    monkeypatch.setattr(torch, "get_float32_matmul_precision",
-                        lambda: "high")
-    report = matmul.peak_report("cuda:0", torch.float32, 150e12)
-    assert report.startswith("769% of the A100 FP32 peak (19.5 TFLOP/s); "
-                             "above it")
-    assert "float32 matmul precision 'high'" in report
-    assert "allow_tf32" in report
+def test_peak_kind_of_another_dtype():
+    with pytest.raises(ValueError, match=r"peak_kind\(dtype\): dtype must be one of "
+                       r"torch.float32, torch.bfloat16, torch.float16, got torch.float64"):
+        matmul.peak_kind(torch.float64)
 
 
-def test_peak_report_16_bit(fake_gpu):
-    fake_gpu("NVIDIA H100 80GB HBM3")
-    report = matmul.peak_report("cuda:0", torch.bfloat16, 718e12)
-    # 989.5: half of the datasheet's 1,979 with sparsity (the old table
-    # rounded it down to 989).
-    assert report == ("73% of the H100 SXM 16-bit tensor-core peak "
-                      "(989.5 TFLOP/s)")
-
-
-def test_peak_report_float16_on_a_t4(fake_gpu):
+def test_the_exercise_line_on_the_gpus_it_measures(fake_gpu, monkeypatch):
+    # What the exercise prints for the best speed of each dtype it measures.
+    monkeypatch.setattr(peaks, "_gpu_name", lambda device: "Tesla T4")
     fake_gpu("Tesla T4", capability=(7, 5), memory_gib=15)
-    report = matmul.peak_report("cuda:0", torch.float16, 26e12)
-    assert report == "40% of the T4 16-bit tensor-core peak (65 TFLOP/s)"
-
-
-def test_peak_report_unknown_gpu_and_cpu(fake_gpu):
-    fake_gpu("NVIDIA A10G")  # no NVIDIA datasheet for AWS's A10G
-    assert matmul.peak_report("cuda:0", torch.float32, 1e12) == (
-        "no datasheet peak in the table for NVIDIA A10G")
-    assert matmul.peak_report("cpu", torch.float32, 1e11) == (
-        "no datasheet peak in the table for this device")
+    lines = [peaks.share_of_peak(rate, "cuda:0", matmul.peak_kind(dtype))
+             for dtype, rate in zip(matmul.dtypes_to_measure("cuda:0"), (4e12, 26e12))]
+    assert lines == ["49% of the NVIDIA T4 FP32 peak (8.1 TFLOP/s)",
+                     "40% of the NVIDIA T4 FP16 tensor-core peak (65 TFLOP/s)"]
 
 
 def test_tf32_state_follows_the_setting():

@@ -139,27 +139,49 @@ def test_peak_for_bad_input():
 
 def test_share_of_peak_on_cuda(fake_names):
     fake_names(gpu="NVIDIA H100 80GB HBM3")
-    assert d2lgpu.share_of_peak(52.9e12, "cuda:0", "fp32") == (
-        "79% of the H100 SXM's FP32 peak (67 TFLOP/s on NVIDIA's datasheet)")
+    assert d2lgpu.share_of_peak(52.3e12, "cuda:0", "fp32") == (
+        "78% of the NVIDIA H100 SXM FP32 peak (67 TFLOP/s)")
+    # 989.5: half of the datasheet's 1,979 with sparsity.
     assert d2lgpu.share_of_peak(718e12, torch.device("cuda", 0), "bf16") == (
-        "73% of the H100 SXM's BF16 tensor-core peak "
-        "(989.5 TFLOP/s on NVIDIA's datasheet)")
+        "73% of the NVIDIA H100 SXM BF16 tensor-core peak (989.5 TFLOP/s)")
     assert d2lgpu.share_of_peak(2.68e12, "cuda:0", "bandwidth") == (
-        "80% of the H100 SXM's memory bandwidth peak "
-        "(3,350 GB/s on NVIDIA's datasheet)")
+        "80% of the NVIDIA H100 SXM memory bandwidth peak (3,350 GB/s)")
+
+
+@pytest.mark.parametrize("rate, share", [
+    (52.3e12, "78%"), (52.9e12, "79%"), (67e12, "100%"), (0.2e12, "0%"), (6.6e12, "10%"),
+])
+def test_share_of_peak_has_no_decimals(rate, share):
+    # A datasheet peak assumes the boost clock: a finer share claims more
+    # than a GPU at its power limit can tell.
+    line = d2lgpu.share_of_peak(rate, "NVIDIA H100 80GB HBM3", "fp32")
+    assert line.startswith(f"{share} of the NVIDIA H100 SXM FP32 peak")
+    assert not re.search(r"\d\.\d+%", line)
+
+
+def test_share_of_peak_above_the_fp32_peak_names_tensor_cores():
+    line = d2lgpu.share_of_peak(150e12, "NVIDIA A100-SXM4-80GB", "fp32")
+    assert line.startswith("769% of the NVIDIA A100 SXM 80GB FP32 peak (19.5 TFLOP/s); "
+                           "above it, so these float32 products ran on the tensor cores")
+    assert "TF32" in line
+    assert "above it" not in d2lgpu.share_of_peak(19.5e12, "NVIDIA A100-SXM4-80GB", "fp32")
+
+
+def test_share_of_peak_in_16_bit_on_a_t4():
+    assert d2lgpu.share_of_peak(26e12, "Tesla T4", "fp16") == (
+        "40% of the NVIDIA T4 FP16 tensor-core peak (65 TFLOP/s)")
 
 
 def test_share_of_peak_on_xpu_and_mps(fake_names):
     fake_names(gpu="Intel(R) Data Center GPU Max 1550", mps="Apple M1 Max")
     assert d2lgpu.share_of_peak(1.6384e12, "xpu:0", "bandwidth") == (
-        "50% of the Intel Data Center GPU Max 1550's memory bandwidth peak "
-        "(3,276.8 GB/s on Intel's ARK page)")
+        "50% of the Intel Data Center GPU Max 1550 memory bandwidth peak "
+        "(3,276.8 GB/s)")
     assert d2lgpu.share_of_peak(1e12, "xpu:0", "bf16") == (
         "no BF16 tensor-core peak for the Intel Data Center GPU Max 1550: "
         "its vendor publishes none")
     assert d2lgpu.share_of_peak(300e9, "mps", "bandwidth") == (
-        "75% of the Apple M1 Max's memory bandwidth peak "
-        "(400 GB/s in Apple's announcement)")
+        "75% of the Apple M1 Max memory bandwidth peak (400 GB/s)")
 
 
 def test_share_of_peak_without_a_row(fake_names):
@@ -170,14 +192,38 @@ def test_share_of_peak_without_a_row(fake_names):
         "no datasheet peak in d2lgpu's table for mps")
     assert d2lgpu.share_of_peak(1e12, "cpu", "fp32") == (
         "no datasheet peak for the CPU")
-    assert d2lgpu.share_of_peak(1e12, "Tesla T4", "tf32") == (
-        "no TF32 tensor-core peak for the T4: its vendor publishes none")
+
+
+@pytest.mark.parametrize("name, kind, part", [
+    ("Tesla T4", "tf32", "NVIDIA T4"), ("Tesla T4", "bf16", "NVIDIA T4"),
+    ("Tesla V100-SXM2-16GB", "bf16", "NVIDIA V100 SXM2"),
+])
+def test_share_of_peak_where_the_part_lacks_the_units(name, kind, part):
+    # The T4 and V100 have tensor cores for FP16 only: no vendor could
+    # publish a TF32 or BF16 peak for them.
+    label = kind.upper()
+    assert d2lgpu.share_of_peak(1e12, name, kind) == (
+        f"no {label} tensor-core peak for the {part}: it has no {label} tensor cores")
+
+
+@pytest.mark.parametrize("name", [
+    "NVIDIA A100-SXM4-40GB MIG 1g.5gb", "NVIDIA H100 80GB HBM3 MIG 3g.40gb",
+    "NVIDIA A100-SXM4-80GB MIG 7g.80gb",
+])
+def test_a_mig_slice_gets_no_peak(fake_names, name):
+    # A 1g slice has 1/7 of the A100's compute: the whole GPU's row would
+    # understate its share of peak about sevenfold.
+    assert d2lgpu.peak_for(name) is None
+    fake_names(gpu=name)
+    assert d2lgpu.peak_for("cuda:0") is None
+    line = f"no datasheet peak for a MIG slice ({name}): the datasheet's figures are the whole GPU's"
+    assert d2lgpu.share_of_peak(1e12, "cuda:0", "fp32") == line
+    assert d2lgpu.share_of_peak(1e12, name, "bandwidth") == line
 
 
 def test_share_of_peak_by_name_needs_no_gpu():
     assert d2lgpu.share_of_peak(15.6e12, "NVIDIA A100-SXM4-40GB", "tf32") == (
-        "10% of the A100 SXM 40GB's TF32 tensor-core peak "
-        "(156 TFLOP/s on NVIDIA's datasheet)")
+        "10% of the NVIDIA A100 SXM 40GB TF32 tensor-core peak (156 TFLOP/s)")
 
 
 @pytest.mark.parametrize("args, error, message", [

@@ -14,6 +14,7 @@ recorded GPU run to show.
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -82,9 +83,18 @@ class FakeGraph:
         self.replays += 1
 
 
-@pytest.fixture
-def fake_cuda_graphs(monkeypatch):
-    """Streams that only log; torch.cuda.graph(g) records into g."""
+def install_fake_cuda_graphs(monkeypatch) -> list:
+    """Streams that only log; torch.cuda.graph(g) records into g. Returns the log.
+
+    Dynamo reads ``torch.cuda.Stream`` once, when it is first imported (the
+    optimizer's ``add_param_group`` imports it), and on PyTorch <= 2.5
+    refuses a class that does not inherit torch's stream base: "DeviceInterface
+    member Stream should be inherit from _StreamBase", after which every
+    import of ``torch._dynamo`` in the process fails. So it is imported here
+    while ``Stream`` is still torch's.
+    """
+    import torch._dynamo  # noqa: F401  (before the fake Stream; see above)
+
     log = []
 
     class Stream:
@@ -119,6 +129,26 @@ def fake_cuda_graphs(monkeypatch):
     monkeypatch.setattr(torch.cuda, "CUDAGraph", FakeGraph)
     monkeypatch.setattr(torch.cuda, "graph", Capture)
     return log
+
+
+@pytest.fixture
+def fake_cuda_graphs(monkeypatch):
+    """Streams that only log; torch.cuda.graph(g) records into g (``install_fake_cuda_graphs``)."""
+    return install_fake_cuda_graphs(monkeypatch)
+
+
+def test_fake_streams_leave_dynamo_torchs_stream():
+    # In a fresh process, where Dynamo is not imported yet, as in the first
+    # test of an xdist worker: Dynamo must see torch's Stream, not the fake.
+    code = ("import pytest, torch\n"
+            "from test_performance_cells import install_fake_cuda_graphs\n"
+            "install_fake_cuda_graphs(pytest.MonkeyPatch())\n"
+            "assert torch.cuda.Stream is not torch.cuda.streams.Stream\n"
+            "from torch._dynamo.device_interface import CudaInterface\n"
+            "assert CudaInterface.Stream is torch.cuda.streams.Stream, CudaInterface.Stream\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parent,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def fake_benchmark(chapter, timed):
@@ -549,7 +579,7 @@ def test_mfu_counts_six_flops_per_weight_and_example(chapter, monkeypatch, small
     run(cell("mfu"), chapter)
     lines = capsys.readouterr().out.splitlines()
     assert timed == [chapter["whole"]]
-    assert lines[1].startswith("50% of the H100 SXM's FP32 peak"), lines
+    assert lines[1].startswith("50% of the NVIDIA H100 SXM FP32 peak"), lines
 
 
 def test_clocks_cell_asks_nvidia_smi_for_performance_and_clocks(chapter, monkeypatch,

@@ -14,11 +14,18 @@ BF16, FP16 = torch.bfloat16, torch.float16
 class FakeAutocast:
     """torch.autocast and torch.is_autocast_enabled as an MPS without bfloat16
     autocast has them (macOS < 14 or an older PyTorch): asked for bfloat16,
-    autocast warns and turns itself off; float16 works."""
+    autocast warns and turns itself off; float16 works.
+
+    It is a PyTorch that autocasts on MPS (2.5 and later), so
+    ``torch.amp.is_autocast_available`` says so too, whatever the PyTorch
+    running the tests says (2.4 answers False for "mps")."""
 
     def __init__(self, monkeypatch):
         self.on = {}
         fake = self
+        monkeypatch.setattr(torch.amp, "is_autocast_available",
+                            lambda device_type: device_type in ("cuda", "cpu", "mps"),
+                            raising=False)
 
         class Autocast:
             def __init__(self, device_type, dtype=None, enabled=True):
@@ -111,6 +118,16 @@ def test_autocasts_to_on_the_cpu_quietly():
 def test_autocasts_to_on_an_mps_without_bfloat16(monkeypatch):
     FakeAutocast(monkeypatch)
     assert not d2lgpu.autocasts_to("mps", BF16)
+    assert d2lgpu.autocasts_to("mps", FP16)
+
+
+def test_the_mps_fake_autocasts_on_a_pytorch_without_mps_autocast(monkeypatch):
+    # As PyTorch 2.4 answers: no autocast on MPS. The fake stands for one
+    # that has it, so the tests of MPS autocast hold on 2.4 too.
+    monkeypatch.setattr(torch.amp, "is_autocast_available",
+                        lambda device_type: device_type in ("cuda", "cpu"))
+    FakeAutocast(monkeypatch)
+    assert d2lgpu.autocast_device("mps") == torch.device("mps")
     assert d2lgpu.autocasts_to("mps", FP16)
 
 

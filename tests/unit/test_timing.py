@@ -3,6 +3,7 @@
 import re
 import time
 import warnings
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -87,15 +88,74 @@ def test_measurement_noisy_with_a_zero_median():
     assert d2lgpu.Measurement((0.0, 0.0, 0.0, 1.0), 1, torch.device("cpu")).noisy
 
 
-def test_compare_prints_median_spread_and_ratio_to_the_first(capsys):
+def test_compare_prints_median_spread_and_speedup_over_the_first(capsys):
     d2lgpu.compare(measurement(2e-3, 0.1e-3, "cpu"),
                    measurement(0.5e-3, 0.02e-3, "gpu"),
                    measurement(4e-3, 0.2e-3))
     assert capsys.readouterr().out.splitlines() == [
-        "cpu: 2.00 ms \u00b1 50.0 \u00b5s (1.0x)",
-        "gpu: 500 \u00b5s \u00b1 10.0 \u00b5s (0.2x)",
-        "measurement 3: 4.00 ms \u00b1 100 \u00b5s (2.0x)",
+        "cpu: 2.00 ms \u00b1 50.0 \u00b5s (reference)",
+        "gpu: 500 \u00b5s \u00b1 10.0 \u00b5s (4x as fast)",
+        "measurement 3: 4.00 ms \u00b1 100 \u00b5s (0.5x as fast)",
     ]
+
+
+def test_compare_reads_large_speedups_as_such(capsys, sanitize):
+    # The recordings printed "0.0x" for a GPU 124 times as fast as the CPU.
+    d2lgpu.compare(measurement(7.99e-3, 18.9e-6, "loop"),
+                   measurement(1.18e-3, 40.2e-6, "graph"),
+                   measurement(64.5e-6, label="gpu"))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["loop: 7.99 ms \u00b1 9.45 \u00b5s (reference)",
+                     "graph: 1.18 ms \u00b1 20.1 \u00b5s (6.77x as fast)",
+                     "gpu: 64.5 \u00b5s \u00b1 0.00 ns (124x as fast)"]
+    assert sanitize(lines[1]) == "graph: <TIME> \u00b1 <TIME> (<RATIO> as fast)"
+
+
+def test_compare_without_a_time_to_divide_by(capsys):
+    d2lgpu.compare(measurement(1e-3, label="a"), measurement(0.0, label="b"),
+                   measurement(1e-3, label="c"))
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        "b: 0.00 ns \u00b1 0.00 ns (a median of 0 s: no speed-up)",
+        "c: 1.00 ms \u00b1 0.00 ns (1x as fast)"]
+
+
+def test_speedup_is_the_reference_median_over_the_others():
+    slow, fast = measurement(2e-3, label="slow"), measurement(0.5e-3, label="fast")
+    assert d2lgpu.speedup(slow, fast) == pytest.approx(4.0)
+    assert d2lgpu.speedup(fast, slow) == pytest.approx(0.25)
+    assert d2lgpu.speedup(slow, slow) == 1.0
+
+
+def test_speedup_bad_input():
+    m = measurement(1e-3)
+    with pytest.raises(TypeError, match=re.escape(
+            "speedup(reference): reference must be a Measurement (from benchmark), "
+            "got 2.0 of type float")):
+        d2lgpu.speedup(2.0, m)
+    with pytest.raises(TypeError, match=r"speedup\(m\): m must be a Measurement"):
+        d2lgpu.speedup(m, "fast")
+    with pytest.raises(ValueError, match=r"speedup\(m\): m's median is 0 s"):
+        d2lgpu.speedup(m, measurement(0.0))
+
+
+@pytest.mark.parametrize("x, text", [
+    (124.4, "124x"), (13.94, "13.9x"), (1.449, "1.45x"), (0.14, "0.14x"),
+    (0.0081, "0.0081x"), (6.7712, "6.77x"), (1.0, "1x"), (2.5, "2.5x"),
+    (999.6, "1000x"), (1234.5, "1230x"), (98765, "98800x"), (0.0000812, "0.0000812x"),
+    (0.00009996, "0.0001x"), (0, "0x"),
+])
+def test_format_speedup(x, text, sanitize):
+    assert d2lgpu.format_speedup(x) == text
+    assert sanitize(f"({text} as fast)") == "(<RATIO> as fast)"
+
+
+@pytest.mark.parametrize("bad, error", [(-1.0, ValueError), (float("inf"), ValueError),
+                                        (float("nan"), ValueError), ("2x", TypeError)])
+def test_format_speedup_bad(bad, error):
+    with pytest.raises(error, match=re.escape(
+            f"format_speedup(x): x must be a finite number >= 0 (a speed-up "
+            f"cannot be negative), got {bad!r}")):
+        d2lgpu.format_speedup(bad)
 
 
 def test_compare_names_the_noisiest_measurement(capsys):
@@ -605,3 +665,217 @@ def test_fake_gpus_stand_for_a_process_that_has_not_used_them(monkeypatch, hardw
     d2lgpu.benchmark(lambda a: rec.work(), torch.ones(3), warmup=0, repeat=2,
                      min_block_time=0)
     assert "sync" not in rec.kinds()
+
+
+# --- Clocks and power. ------------------------------------------------------------
+
+class FakeGpuSensors:
+    """A CUDA GPU's sensors as benchmark reads them: NVML through torch
+    (``torch.cuda.clock_rate`` in MHz, ``power_draw`` in mW), and an
+    ``nvidia-smi`` on PATH that logs its arguments; each reading is logged in
+    ``rec.events`` so that tests see where it happens among the clock reads.
+
+    ``nvml`` names the quantities NVML answers ("clock", "power"); the others
+    raise as torch does without nvidia-ml-py. ``smi`` is what nvidia-smi
+    prints, None for no nvidia-smi on PATH.
+    """
+
+    def __init__(self, monkeypatch, tmp_path, rec, nvml=("clock", "power"),
+                 smi="1755, 612.34", clocks=(1980, 1965, 1950), power=(690_000, 655_500)):
+        self.rec, self.nvml = rec, set(nvml)
+        self.clocks, self.power = list(clocks), list(power)
+        monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+        monkeypatch.setattr(torch.cuda, "clock_rate", self.clock_rate, raising=False)
+        monkeypatch.setattr(torch.cuda, "power_draw", self.power_draw, raising=False)
+        monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device=None: (
+            SimpleNamespace(pci_domain_id=0, pci_bus_id=0, pci_device_id=6)))
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        self.smi_log = tmp_path / "smi.log"
+        if smi is not None:
+            script = bin_dir / "nvidia-smi"
+            script.write_text(f'#!/bin/sh\necho "$@" >> "{self.smi_log}"\necho "{smi}"\n')
+            script.chmod(0o755)
+        monkeypatch.setenv("PATH", str(bin_dir))  # no real nvidia-smi either
+        query = timing._smi_query
+
+        def logged_query(device):
+            rec.events.append(("smi", None))
+            return query(device)
+
+        monkeypatch.setattr(timing, "_smi_query", logged_query)
+
+    def _nvml(self, quantity, values, device):
+        self.rec.events.append(("nvml", quantity))
+        if quantity not in self.nvml:
+            raise ModuleNotFoundError(
+                "nvidia-ml-py does not seem to be installed or it can't be imported.")
+        assert torch.device(device) == torch.device("cuda:0")
+        return values[0] if len(values) == 1 else values.pop(0)
+
+    def clock_rate(self, device=None):
+        return self._nvml("clock", self.clocks, device)
+
+    def power_draw(self, device=None):
+        return self._nvml("power", self.power, device)
+
+    def smi_calls(self):
+        return self.smi_log.read_text().splitlines() if self.smi_log.exists() else []
+
+
+def readings_while_timed(rec):
+    """The sensor readings between a block's two clock reads (its timed region)."""
+    clocks = [i for i, (kind, _) in enumerate(rec.events) if kind == "clock"]
+    assert len(clocks) % 2 == 0
+    return [kind for a, b in zip(clocks[::2], clocks[1::2])
+            for kind, _ in rec.events[a + 1:b] if kind in ("nvml", "smi")]
+
+
+def test_benchmark_samples_clock_and_power_after_each_block(monkeypatch, tmp_path):
+    rec = Recorder(monkeypatch)
+    sensors = FakeGpuSensors(monkeypatch, tmp_path, rec)
+    m = d2lgpu.benchmark(rec.work, device="cuda:0", warmup=1, repeat=3,
+                         min_block_time=0)
+    assert m.sm_clock_mhz == (1980.0, 1965.0, 1950.0)
+    assert m.power_w == (690.0, 655.5, 655.5)  # mW read as W
+    assert sensors.smi_calls() == []  # NVML answered
+    # Sampled after each measured block's last clock read, before the next
+    # block's waits: never inside a timed region, nor during calibration.
+    kinds = rec.kinds()
+    assert readings_while_timed(rec) == []
+    after = [kinds[i - 1] for i, kind in enumerate(kinds) if kind == "nvml"]
+    assert after == ["clock", "nvml"] * 3
+    assert kinds.index("nvml") > [i for i, k in enumerate(kinds) if k == "clock"][1]
+    assert d2lgpu.format_conditions(m) == "SM clock 1950-1980 MHz, 656-690 W"
+
+
+def test_benchmark_falls_back_to_nvidia_smi_where_nvml_fails(monkeypatch, tmp_path):
+    rec = Recorder(monkeypatch)
+    sensors = FakeGpuSensors(monkeypatch, tmp_path, rec, nvml=())
+    m = d2lgpu.benchmark(rec.work, device="cuda:0", warmup=0, repeat=3,
+                         min_block_time=0)
+    assert m.sm_clock_mhz == (1755.0,) * 3
+    assert m.power_w == (612.34,) * 3
+    # One nvidia-smi call per block answers both, for the GPU's PCI address
+    # (which CUDA_VISIBLE_DEVICES does not renumber).
+    assert sensors.smi_calls() == [
+        "--query-gpu=clocks.sm,power.draw --format=csv,noheader,nounits "
+        "-i 00000000:00:06.0"] * 3
+    # NVML is asked once per quantity, then given up for this measurement.
+    assert [q for kind, q in rec.events if kind == "nvml"] == ["clock", "power"]
+    assert readings_while_timed(rec) == []
+    after = [rec.kinds()[i - 1] for i, kind in enumerate(rec.kinds()) if kind == "smi"]
+    assert after == ["nvml", "clock", "clock"]  # the first right after NVML failed
+    assert d2lgpu.format_conditions(m) == "SM clock 1755 MHz, 612 W"
+
+
+def test_benchmark_mixes_nvml_and_nvidia_smi_per_quantity(monkeypatch, tmp_path):
+    # NVML reads the clock; power is not supported there, so nvidia-smi reads it.
+    rec = Recorder(monkeypatch)
+    sensors = FakeGpuSensors(monkeypatch, tmp_path, rec, nvml=("clock",))
+    m = d2lgpu.benchmark(rec.work, device="cuda:0", warmup=0, repeat=2,
+                         min_block_time=0)
+    assert m.sm_clock_mhz == (1980.0, 1965.0)
+    assert m.power_w == (612.34, 612.34)
+    assert len(sensors.smi_calls()) == 2
+
+
+def test_benchmark_keeps_what_nvidia_smi_can_read(monkeypatch, tmp_path):
+    # nvidia-smi prints "[N/A]" for what a GPU does not report (a MIG slice's power).
+    rec = Recorder(monkeypatch)
+    FakeGpuSensors(monkeypatch, tmp_path, rec, nvml=(), smi="1410, [N/A]")
+    m = d2lgpu.benchmark(rec.work, device="cuda:0", warmup=0, repeat=2,
+                         min_block_time=0)
+    assert (m.sm_clock_mhz, m.power_w) == ((1410.0, 1410.0), ())
+    assert d2lgpu.format_conditions(m) == "SM clock 1410 MHz"
+
+
+def test_benchmark_measures_without_nvml_or_nvidia_smi(monkeypatch, tmp_path):
+    rec = Recorder(monkeypatch)
+    FakeGpuSensors(monkeypatch, tmp_path, rec, nvml=(), smi=None)
+    m = d2lgpu.benchmark(rec.work, device="cuda:0", warmup=0, repeat=3,
+                         min_block_time=0)
+    assert m.times == (1.0, 1.0, 1.0)
+    assert (m.sm_clock_mhz, m.power_w) == ((), ())
+    assert d2lgpu.format_conditions(m) is None
+
+
+def test_benchmark_survives_a_failing_nvidia_smi(monkeypatch, tmp_path):
+    rec = Recorder(monkeypatch)
+    sensors = FakeGpuSensors(monkeypatch, tmp_path, rec, nvml=(), smi=None)
+    script = tmp_path / "bin" / "nvidia-smi"
+    script.write_text("#!/bin/sh\necho 'No devices were found' >&2\nexit 6\n")
+    script.chmod(0o755)
+    m = d2lgpu.benchmark(rec.work, device="cuda:0", warmup=0, repeat=2,
+                         min_block_time=0)
+    assert (m.sm_clock_mhz, m.power_w) == ((), ())
+    assert sensors.smi_calls() == []
+
+
+def test_benchmark_naive_samples_once_after_the_last_block(monkeypatch, tmp_path):
+    # A reading between naive blocks would let the GPU catch up on the queue.
+    rec = Recorder(monkeypatch)
+    FakeGpuSensors(monkeypatch, tmp_path, rec)
+    m = d2lgpu.benchmark(rec.work, device="cuda:0", warmup=0, repeat=3,
+                         min_block_time=0, sync=False)
+    assert rec.kinds()[-4:] == ["clock", "nvml", "nvml", "sync"]
+    assert rec.kinds().count("nvml") == 2
+    assert (m.sm_clock_mhz, m.power_w) == ((1980.0,), (690.0,))
+
+
+@pytest.mark.parametrize("device", ["cpu", "mps", "xpu:0"])
+def test_benchmark_samples_nothing_off_cuda(monkeypatch, tmp_path, device):
+    rec = Recorder(monkeypatch)
+    sensors = FakeGpuSensors(monkeypatch, tmp_path, rec)
+    m = d2lgpu.benchmark(rec.work, device=device, warmup=0, repeat=2,
+                         min_block_time=0)
+    assert (m.sm_clock_mhz, m.power_w) == ((), ())
+    assert "nvml" not in rec.kinds() and sensors.smi_calls() == []
+
+
+def test_benchmark_samples_nothing_before_cuda_is_used(monkeypatch, tmp_path):
+    # Reading would initialise CUDA on a GPU the work never touched.
+    rec = Recorder(monkeypatch)
+    sensors = FakeGpuSensors(monkeypatch, tmp_path, rec)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+    m = d2lgpu.benchmark(rec.work, device="cuda:0", warmup=0, repeat=2,
+                         min_block_time=0)
+    assert (m.sm_clock_mhz, m.power_w) == ((), ())
+    assert "nvml" not in rec.kinds() and sensors.smi_calls() == []
+
+
+def test_measurement_without_samples_prints_as_before():
+    m = d2lgpu.Measurement(times=(1e-3,), number=1, device=torch.device("cuda:0"),
+                           sm_clock_mhz=(1980.0,), power_w=(690.0,))
+    assert str(m) == ("1.00 ms \u00b1 0.00 ns (median \u00b1 IQR/2 of 1 block of 1 call, "
+                      "cuda:0)")
+    plain = d2lgpu.Measurement(times=(1e-3,), number=1, device=torch.device("cpu"))
+    assert (plain.sm_clock_mhz, plain.power_w) == ((), ())
+
+
+def test_format_conditions_pools_measurements():
+    cuda = torch.device("cuda:0")
+    a = d2lgpu.Measurement((1.0,), 1, cuda, sm_clock_mhz=(1755.4, 1980.0), power_w=(610.2,))
+    b = d2lgpu.Measurement((1.0,), 1, cuda, sm_clock_mhz=(1830.0,), power_w=(689.6, 650.0))
+    assert d2lgpu.format_conditions(a, b) == "SM clock 1755-1980 MHz, 610-690 W"
+    only_power = d2lgpu.Measurement((1.0,), 1, cuda, power_w=(70.0, 70.4))
+    assert d2lgpu.format_conditions(only_power) == "70 W"
+
+
+def test_format_conditions_bad_input():
+    with pytest.raises(TypeError, match=r"format_conditions\(\*measurements\): give at least"):
+        d2lgpu.format_conditions()
+    with pytest.raises(TypeError, match=r"format_conditions\(\*measurements\): each must be"):
+        d2lgpu.format_conditions("SM clock")
+
+
+def test_nvidia_smi_is_asked_for_the_timed_gpu(monkeypatch):
+    # By PCI address where torch gives it; else by NVML's index, which
+    # counts the GPUs that CUDA_VISIBLE_DEVICES hides (cuda:1 is GPU 3 here).
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device=None: (
+        SimpleNamespace(pci_domain_id=1, pci_bus_id=0x1B, pci_device_id=0)))
+    assert timing._smi_id(torch.device("cuda:1")) == "00000001:1B:00.0"
+    monkeypatch.setattr(torch.cuda, "get_device_properties",
+                        lambda device=None: SimpleNamespace(name="an older torch"))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    assert timing._smi_id(torch.device("cuda:1")) == "3"

@@ -4,6 +4,9 @@ Modules: ``booktools.runs`` (runs/<machine>/ recordings, ``python -m
 booktools.runs``), ``booktools.notebooks`` (chapter .md/.ipynb pairs,
 ``python -m booktools.notebooks``), ``booktools.gpu_figures`` (GPU figures
 in the prose against the recordings, ``python -m booktools.gpu_figures``),
+``booktools.claims`` (the prose's conclusions against every measured
+output, ``python -m booktools.claims``), ``booktools.conditions`` (the GPU's
+clocks and power while a recording runs),
 ``booktools.words`` (words of prose against the limits, ``python -m
 booktools.words``), ``booktools.citation`` (CITATION.cff and its BibTeX),
 ``booktools.release`` (release tags), ``booktools.colab`` (the chapters as a

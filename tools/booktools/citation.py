@@ -52,7 +52,7 @@ _NoDates.yaml_implicit_resolvers = {
 
 def problems(path: Path = CITATION) -> list[str]:
     """Each way the file breaks the CFF 1.2.0 schema, as "where: what" (empty: valid)."""
-    schema = json.loads(SCHEMA.read_text())
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
     try:
         data = load(path)
     except yaml.YAMLError as error:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-__all__ = ["shown", "read_text", "ANSI_ESCAPE"]
+__all__ = ["shown", "read_text", "yaml_problem", "ANSI_ESCAPE"]
 
 # Terminal colours and underlines, in a build's log or a recorded output
 # (nvidia-smi underlines its headers): what a page or a message drops.
@@ -29,3 +29,12 @@ def read_text(path: Path) -> str:
         line = data[:error.start].count(b"\n") + 1
         raise ValueError(f"{shown(path)}:{line}: not UTF-8 (byte 0x{data[error.start]:02x}): "
                          "save the file as UTF-8") from None
+
+
+def yaml_problem(path: Path, error: Exception) -> ValueError:
+    """PyYAML's error as one line, file:line first (its own names "<unicode string>")."""
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    where = f"{shown(path)}:{mark.line + 1}" if mark is not None else shown(path)
+    what = " ".join(str(part) for part in (getattr(error, "context", None),
+                                            getattr(error, "problem", None)) if part)
+    return ValueError(f"{where}: not YAML ({what or str(error).splitlines()[0]})")

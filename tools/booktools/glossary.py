@@ -30,6 +30,8 @@ from pathlib import Path
 
 import yaml
 
+from booktools import files
+
 __all__ = ["Term", "load", "avoided"]
 
 KEYS = {"en", "term", "avoid", "allow", "note"}
@@ -92,13 +94,11 @@ def load(path: Path, name: str | None = None) -> list[Term]:
     if not path.is_file():
         raise ValueError(f"{shown}: missing, so no term of this edition would be checked: "
                          + RESTORE.replace("FILE", shown))
+    text = files.read_text(path)  # not UTF-8: ValueError naming file:line
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{shown}: not UTF-8 ({error.reason} at byte {error.start}): "
-                         "save the file as UTF-8") from None
+        data = yaml.safe_load(text)
     except yaml.YAMLError as error:
-        raise ValueError(f"{shown}: not YAML: {error}") from None
+        raise files.yaml_problem(Path(shown), error) from None
     if data is not None and (not isinstance(data, dict) or set(data) - {"terms"}):
         raise ValueError(f"{shown}: a glossary is a mapping with one key, `terms`")
     entries = (data or {}).get("terms") or []

@@ -497,7 +497,11 @@ def format_problems(problems: list) -> str:
 
 def main(argv=None) -> int:
     """List the offending GPU figures of the chapters; 1 if there are any."""
-    problems = check_book()
+    try:
+        problems = check_book()
+    except ValueError as error:  # a recording or a datasheet that cannot be read
+        print(f"gpu_figures: {error}", file=sys.stderr)
+        return 2
     if problems:
         print(format_problems(problems))
         print(f"\n{len(problems)} offending GPU figure(s)")

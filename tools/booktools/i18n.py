@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import hashlib
 import json
 import os
@@ -48,7 +49,7 @@ import jupytext
 import nbformat
 import yaml
 
-from booktools import carried, glossary, notebooks, typography
+from booktools import carried, files, glossary, notebooks, typography
 from booktools.files import read_text
 from booktools.book import toc_pages
 from booktools.gpu_figures import prose_paragraphs
@@ -98,8 +99,14 @@ class Language:
 
 @lru_cache(maxsize=None)
 def _languages(path: Path) -> tuple[Language, ...]:
-    entries = yaml.safe_load(read_text(path))
-    found = tuple(Language(**entry) for entry in entries)
+    text = read_text(path)
+    try:
+        entries, nodes = yaml.safe_load(text), yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        raise files.yaml_problem(path, error) from None
+    if not isinstance(entries, list):
+        raise ValueError(f"{files.shown(path)}: a list of editions, one `- code: ...` each")
+    found = tuple(_language(path, entry, node) for entry, node in zip(entries, nodes.value))
     if not found or found[0].code != "en":
         raise ValueError(f"{path}: the first edition must be English (code: en)")
     codes = [lang.code for lang in found]
@@ -110,6 +117,23 @@ def _languages(path: Path) -> tuple[Language, ...]:
         if missing:
             raise ValueError(f"{path}: {lang.code} lacks the ui words {sorted(missing)}")
     return found
+
+
+def _language(path: Path, entry, node) -> Language:
+    """One edition of languages.yml, or ValueError naming its file:line and what is wrong."""
+    where = f"{files.shown(path)}:{node.start_mark.line + 1}"
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where}: an edition is a mapping (code, sphinx, name, title, ui)")
+    known = {f.name: f for f in dataclasses.fields(Language)}
+    for key, value in node.value:
+        if key.value not in known:
+            raise ValueError(f"{files.shown(path)}:{key.start_mark.line + 1}: unknown key "
+                             f"{key.value!r}; an edition has {', '.join(known)}")
+    missing = [name for name, f in known.items() if name not in entry
+               and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    if missing:
+        raise ValueError(f"{where}: the edition lacks {', '.join(missing)}")
+    return Language(**entry)
 
 
 def languages(path: Path = LANGUAGES_FILE) -> list[Language]:
@@ -238,9 +262,11 @@ def _parsed_file(path: Path):
     """A translation's MyST file as a notebook, or ValueError naming its line."""
     text = read_text(path)
     try:
-        return _parsed(text)
+        if notebooks.unclosed_fence(text) is None:  # jupytext reads it as one long cell
+            return _parsed(text)
     except Exception:  # noqa: BLE001 - jupytext raises several kinds
-        return notebooks.read_markdown(path)  # raises, saying where and what to mend
+        pass
+    return notebooks.read_markdown(path)  # raises, saying where and what to mend
 
 
 def _code_problems(english, translated, where: str, code: str, text: str = "") -> list[str]:
@@ -442,7 +468,9 @@ def reflow(code: str, names: list[str] | None = None, chapters: Path = CHAPTERS,
 
 
 def _notebook_key(nb) -> list:
-    return [(c.cell_type, c.source, c.get("outputs"), dict(c.metadata)) for c in nb.cells]
+    # The notebook's metadata too: it names the machine that made the outputs.
+    return [dict(nb.metadata)] + [(c.cell_type, c.source, c.get("outputs"), dict(c.metadata))
+                                  for c in nb.cells]
 
 
 def _write_notebook(code: str, chapter: str, chapters: Path, i18n: Path) -> bool:

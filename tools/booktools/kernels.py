@@ -14,19 +14,39 @@ through ``execute``, so that all three see the same thing:
   a home matplotlib cannot write to made it print a warning with the
   machine's paths.
 
+A signal (Ctrl-C, SIGTERM) stops an execution as a whole: nbclient's own
+handlers would only kill the kernel, and the caller would take that for one
+failed notebook and go on with the next; ``execute`` shuts the kernel down and
+raises ``Stopped`` (a BaseException, as KeyboardInterrupt).
+
 Needs nbclient and jupyter_client only (a GPU machine's record environment has
 no jupytext).
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import platform
+import signal
 import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["CACHE_VARIABLES", "kernel_caches", "kernel_manager", "execute"]
+__all__ = ["CACHE_VARIABLES", "kernel_caches", "kernel_manager", "execute", "Stopped"]
+
+# ipykernel warns on every start that it listens on local TCP without
+# encryption (as every Jupyter kernel on one machine does): said once per
+# chapter, it buried the run's own lines. Its log shows errors only.
+KERNEL_LOG_LEVEL = "--IPKernelApp.log_level=ERROR"
+
+
+class Stopped(BaseException):
+    """A signal stopped an execution; its kernel is shut down."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
 
 # Where a kernel's libraries keep caches and configuration (under $HOME by default).
 CACHE_VARIABLES = ("MPLCONFIGDIR", "IPYTHONDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")
@@ -62,7 +82,7 @@ def kernel_manager():
     from jupyter_client.manager import AsyncKernelManager
 
     spec = KernelSpec(argv=[sys.executable, "-m", "ipykernel_launcher", "-f",
-                            "{connection_file}"],
+                            "{connection_file}", KERNEL_LOG_LEVEL],
                       display_name=f"Python {platform.python_version()} ({sys.executable})",
                       language="python")
 
@@ -77,11 +97,48 @@ def kernel_manager():
     return ThisInterpreter
 
 
+def _client_class():
+    """NotebookClient whose SIGINT and SIGTERM stop the execution (Stopped), not just
+    its kernel."""
+    from nbclient import NotebookClient
+
+    class StoppableClient(NotebookClient):
+        stopped: int | None = None
+
+        @contextlib.asynccontextmanager
+        async def async_setup_kernel(self, **kwargs):
+            async with super().async_setup_kernel(**kwargs):
+                loop, task = asyncio.get_running_loop(), asyncio.current_task()
+                for signum in (signal.SIGINT, signal.SIGTERM):
+                    with contextlib.suppress(RuntimeError, NotImplementedError):
+                        loop.add_signal_handler(signum, self._stop, signum, task)
+                yield
+
+        def _stop(self, signum: int, task) -> None:
+            # The task unwinds through nbclient's cleanup, which shuts the kernel down.
+            if self.stopped is None:
+                self.stopped = signum
+                self.shutdown_kernel = "immediate"  # a busy kernel answers no request
+                task.cancel()
+
+    return StoppableClient
+
+
 def execute(nb, folder: Path, timeout: int, allow_errors: bool = False, **hooks) -> None:
     """Execute nb in place, its working directory folder, in a fresh kernel of this
-    interpreter with fresh caches; hooks go to NotebookClient (on_cell_execute, ...)."""
-    from nbclient import NotebookClient
+    interpreter with fresh caches; hooks go to NotebookClient (on_cell_execute, ...).
+
+    Stopped when SIGINT or SIGTERM arrives meanwhile (the kernel shut down)."""
     with kernel_caches():
-        NotebookClient(nb, kernel_manager_class=kernel_manager(), kernel_name=KERNEL_NAME,
-                       timeout=timeout, allow_errors=allow_errors,
-                       resources={"metadata": {"path": str(folder)}}, **hooks).execute()
+        client = _client_class()(nb, kernel_manager_class=kernel_manager(),
+                                 kernel_name=KERNEL_NAME, timeout=timeout,
+                                 allow_errors=allow_errors,
+                                 resources={"metadata": {"path": str(folder)}}, **hooks)
+        try:
+            client.execute()
+        except BaseException:
+            if client.stopped is not None:
+                raise Stopped(client.stopped) from None
+            raise
+        if client.stopped is not None:
+            raise Stopped(client.stopped)

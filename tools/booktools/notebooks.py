@@ -13,6 +13,12 @@
         (``output_problems``).
     python -m booktools.notebooks check
         Exit non-zero when a pair disagrees or a notebook has no markdown twin.
+
+An executed notebook records the machine its outputs were made on in its
+metadata, ``stored_outputs``: {"cpu": model, "threads": PyTorch's threads,
+"torch": version} (``machine``); the site names it in the CPU tab of every
+hardware cell (booktools.ext.recorded_runs). ``--no-execute`` keeps the
+previous one.
 """
 from __future__ import annotations
 
@@ -26,17 +32,20 @@ import jupytext
 import nbformat
 from jupytext.compare import compare_notebooks
 
-from booktools import kernels
+from booktools import files, kernels
 from booktools.files import read_text, shown
 from booktools.runs import strip_volatile  # one definition of a clean stored notebook
 
-__all__ = ["refresh", "read_markdown", "pair_problem", "pair_problems", "chapter_markdowns",
-           "unexecuted", "output_problems", "keep_outputs", "md_line",
+__all__ = ["refresh", "machine", "cpu_model", "MACHINE_KEY",
+           "read_markdown", "pair_problem", "pair_problems", "chapter_markdowns",
+           "unexecuted", "output_problems", "keep_outputs", "md_line", "unclosed_fence",
+           "markdown_problems", "raised",
            "HARDWARE_NOTE", "SNIPPET"]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/notebooks.py in a checkout
 CHAPTERS = ROOT / "chapters"
 TIMEOUT = 300  # seconds per cell
+MACHINE_KEY = "stored_outputs"  # notebook metadata: the machine that made the outputs
 # The first chapter holds the full hardware note; every other chapter pastes
 # the one-line snippet between these markers (a translation, its own snippet).
 HARDWARE_NOTE = re.compile(r"<!-- hardware-note:start -->\n(.*?)<!-- hardware-note:end -->", re.S)
@@ -48,9 +57,35 @@ def chapter_markdowns() -> list[Path]:
     return sorted(p for p in CHAPTERS.glob("*.md") if not p.name.startswith("_"))
 
 
+# A Markdown fence: three or more backticks or tildes, then an info string.
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+def unclosed_fence(text: str) -> int | None:
+    """The line (from 1) of a fence that is never closed, or None (CommonMark's rule: a
+    fence closes at a line of at least as many of its characters, and nothing else)."""
+    opened = None  # (line, fence)
+    for number, line in enumerate(text.splitlines(), 1):
+        found = FENCE.match(line)
+        if not found:
+            continue
+        fence, rest = found.groups()
+        if opened is None:
+            opened = (number, fence)
+        elif fence[0] == opened[1][0] and len(fence) >= len(opened[1]) and not rest.strip():
+            opened = None
+    return opened[0] if opened else None
+
+
 def read_markdown(md: Path):
     """md as a notebook (jupytext), or ValueError naming md, its line and what to mend."""
     text = read_text(md)
+    unclosed = unclosed_fence(text)
+    if unclosed is not None:  # jupytext would make the rest of the file one code cell
+        fence = text.splitlines()[unclosed - 1].strip()[:40]
+        raise ValueError(f"{shown(md)}:{unclosed}: this fence ({fence}) is never closed, so "
+                         "the rest of the file would be its content: close it with a line of "
+                         "the same backticks")
     try:
         return jupytext.reads(text, fmt="md:myst")
     except Exception as error:  # noqa: BLE001 - jupytext raises several kinds
@@ -63,6 +98,37 @@ def read_markdown(md: Path):
 
 def _code(nb) -> list:
     return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def machine() -> dict:
+    """This machine as the chapters' CPU cells see it: CPU model, PyTorch's threads, version.
+
+    The kernels that execute the chapters run this interpreter on this machine
+    (booktools.kernels), so they see the same CPU, thread count and PyTorch.
+    """
+    import torch
+    return {"cpu": cpu_model(), "threads": torch.get_num_threads(), "torch": torch.__version__}
+
+
+def cpu_model() -> str:
+    """The CPU's model name, as d2lgpu.matmul.cpu_model finds it (without importing
+    d2lgpu, whose plotting import would set this process's MPLCONFIGDIR)."""
+    import platform
+    import subprocess
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    if platform.system() == "Darwin":
+        try:
+            return subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"],
+                                  capture_output=True, text=True, check=True).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            pass
+    return platform.processor() or platform.machine() or "unknown CPU"
 
 
 def keep_outputs(new, old) -> list[int]:
@@ -78,8 +144,9 @@ def keep_outputs(new, old) -> list[int]:
             target.outputs = source.outputs
             target.execution_count = source.execution_count
             kept.add(block.b + k)
-    if "language_info" in old.metadata:
-        new.metadata.setdefault("language_info", old.metadata["language_info"])
+    for key in ("language_info", MACHINE_KEY):
+        if key in old.metadata:
+            new.metadata.setdefault(key, old.metadata[key])
     return [i + 1 for i in range(len(new_key)) if i not in kept]
 
 
@@ -95,7 +162,16 @@ def refresh(md: Path, execute: bool = True) -> Path:
         raise SystemExit(f"refresh: {error}") from None
     ipynb = md.with_suffix(".ipynb")
     if execute:
-        kernels.execute(nb, md.parent, TIMEOUT)
+        from nbclient.exceptions import CellExecutionError
+        try:
+            kernels.execute(nb, md.parent, TIMEOUT)
+        except CellExecutionError as error:  # nbclient's ~60 lines: file:line and the error
+            raise SystemExit(f"refresh: {raised(md, nb, error)}\n"
+                             "refresh: nothing written; mend the cell, or tag it "
+                             "raises-exception where raising is what it shows") from None
+        except kernels.Stopped as stop:  # Ctrl-C, SIGTERM: the kernel is shut down
+            raise SystemExit(f"refresh: {shown(md)}: {stop}; nothing written") from None
+        nb.metadata[MACHINE_KEY] = machine()
     else:
         old = nbformat.read(ipynb, as_version=4) if ipynb.is_file() else nbformat.v4.new_notebook()
         lost = keep_outputs(nb, old)
@@ -106,6 +182,29 @@ def refresh(md: Path, execute: bool = True) -> Path:
     nb = strip_volatile(nb)
     jupytext.write(nb, ipynb, fmt="ipynb")
     return ipynb
+
+
+def raised(md: Path, nb, error) -> str:
+    """"md:line: ExceptionName: message" of the cell that raised in nb (CellExecutionError):
+    the line of md where the traceback says the cell failed, else where the cell starts."""
+    index = next((i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and any(
+        o.get("output_type") == "error" for o in cell.get("outputs", []))), None)
+    trace = files.ANSI_ESCAPE.sub("", str(getattr(error, "traceback", "")))
+    within = re.findall(r"Cell In\[\d+\], line (\d+)", trace)
+    line = md_line(md, index, int(within[-1]) - 1 if within else 0) if index is not None else None
+    evalue = " ".join(str(getattr(error, "evalue", "")).split())[:300]
+    return f"{shown(md)}{f':{line}' if line else ''}: {getattr(error, 'ename', 'error')}: {evalue}"
+
+
+def markdown_problems() -> list[str]:
+    """Each chapter .md that cannot be read as a notebook (read_markdown), file:line."""
+    problems = []
+    for md in chapter_markdowns():
+        try:
+            read_markdown(md)
+        except ValueError as error:
+            problems.append(str(error))
+    return problems
 
 
 def unexecuted(nb) -> list[int]:

@@ -21,7 +21,8 @@ source (``python -m booktools.runs name MACHINE``).
     python -m booktools.runs pins
         What recording needs besides torch, pinned (scripts/record-wheels.sh).
     python -m booktools.runs report
-        How many hardware cells have a current recording, per chapter.
+        How many hardware cells have a current recording, per chapter; then
+        each stale recording and why (its source or the code above it changed).
     python -m booktools.runs stale MACHINE
         The hardware cells without a current recording on MACHINE, and the
         files of d2lgpu/ changed since its recorded commit, one a line
@@ -50,15 +51,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from booktools import files
-from booktools.kernels import execute
+from booktools import conditions, files
+from booktools.kernels import Stopped, execute
 
 __all__ = [
     "Match", "Run", "NbvalComparison", "read_run", "runs", "pair_cells", "check_run",
     "named_cells", "name_problems", "names_problems", "apply_names", "printed_line", "similarity", "cell_status",
     "hardware_report", "format_report", "stale_cells", "package_changes", "record", "strip_volatile", "code_cells",
     "ArtifactWatch", "artifact_problems", "replacement_problem", "record_pins", "ARTIFACTS", "ARTIFACT_MAX_BYTES",
-    "normalise_source", "same_program",
+    "normalise_source", "same_program", "restore_interrupted", "earlier_change",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/runs.py in a checkout
@@ -83,6 +84,9 @@ RUN_KEYS = {
     "commit": str,       # the project's commit the chapters were run from
     "recorded_with": str,  # how: the command that recorded it
 }
+# Optional: "compute_capability" (["9.0"], per GPU) and "conditions" (the SM
+# clock, power draw and limit and clock-event reasons nvidia-smi reported while
+# recording: booktools.conditions).
 VOLATILE_CELL_KEYS = ("execution", "collapsed", "scrolled", "ExecuteTime")
 VOLATILE_NOTEBOOK_KEYS = ("widgets",)
 COMMIT = re.compile(r"[0-9a-f]{7,40}")  # a git commit hash, abbreviated or not
@@ -109,10 +113,17 @@ def same_program(a: str, b: str) -> bool:
     """
     if normalise_source(a) == normalise_source(b):
         return True
+    parsed = _parsed(a), _parsed(b)
+    return None not in parsed and parsed[0] == parsed[1]
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(source: str) -> str | None:
+    """ast.dump of the source, or None where it is not plain Python."""
     try:
-        return ast.dump(ast.parse(_as_python(a))) == ast.dump(ast.parse(_as_python(b)))
+        return ast.dump(ast.parse(_as_python(source)))
     except (SyntaxError, ValueError):
-        return False
+        return None
 
 
 def _as_python(source: str) -> str:
@@ -263,6 +274,10 @@ def read_run(folder: Path) -> Run:
     """Read runs/<machine>/ (run.json and every *.ipynb); ValueError naming the file and
     line where one cannot be read."""
     path, shown = folder / "run.json", _shown(folder / "run.json")
+    if not path.is_file():
+        raise ValueError(f"{_shown(folder)}/: a folder under runs/ without run.json is no "
+                         f"recording: git checkout -- {shown} restores a committed one, "
+                         f"else remove the folder or record {folder.name} again")
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
@@ -273,6 +288,9 @@ def read_run(folder: Path) -> Run:
     if not isinstance(meta, dict):
         raise ValueError(f"{shown}: the recorded run of {folder.name} is not a JSON object: "
                          f"git checkout -- {shown} restores it")
+    if not isinstance(meta.get("gpus"), list):
+        raise ValueError(f"{shown}: the recorded run of {folder.name} names no 'gpus' (a list, "
+                         f"[] for a CPU run): git checkout -- {shown} restores it")
     notebooks = {}
     for notebook in sorted(folder.glob("*.ipynb")):
         try:
@@ -292,11 +310,35 @@ def _shown(path: Path) -> str:
 
 
 def runs(root: Path = RUNS) -> list[Run]:
-    """Every recorded run under root, by machine folder name."""
+    """Every recorded run under root, by machine folder name.
+
+    A recording an interrupted record left aside is put back first
+    (restore_interrupted); a folder without run.json is a ValueError naming it.
+    """
     if not root.is_dir():
         return []
+    for said in restore_interrupted(root):
+        print(said, file=sys.stderr)
     return [read_run(p) for p in sorted(root.iterdir())  # .<machine>.new: being written
-            if p.is_dir() and not p.name.startswith(".") and (p / "run.json").is_file()]
+            if p.is_dir() and not p.name.startswith(".")]
+
+
+def restore_interrupted(root: Path = RUNS) -> list[str]:
+    """Put back each root/<m>/ that a record stopped between its two renames left
+    as root/.<m>.old (write_run); one line per folder restored.
+
+    The previous recording wins: a new one complete in .<m>.new is not swapped
+    in (the next record removes it), as a record interrupted earlier keeps none.
+    """
+    said = []
+    for old in sorted(root.glob(".*.old")) if root.is_dir() else []:
+        folder = root / old.name[1:-len(".old")]
+        if old.is_dir() and not folder.exists():
+            old.rename(folder)
+            said.append(f"runs: restored {_shown(folder)}/ from {old.name}/, where a record "
+                        f"stopped while replacing it left it; record {folder.name} again "
+                        "for a new recording")
+    return said
 
 
 def strip_volatile(nb):
@@ -378,7 +420,7 @@ def artifact_problems(run: Run) -> list[str]:
 
 def _read_names(folder: Path) -> dict:
     path = folder / NAMES_FILE
-    return json.loads(path.read_text()) if path.is_file() else {}
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
 def _named_cells(chapters: Path, chapter: str) -> dict[str, str]:
@@ -560,7 +602,7 @@ def _notebook_at(commit: str, chapter: str, root: Path = ROOT):
         return None
     try:
         text = subprocess.run(["git", "show", f"{commit}:chapters/{chapter}.ipynb"], cwd=root,
-                              capture_output=True, text=True, check=True).stdout
+                              capture_output=True, text=True, check=True, encoding="utf-8").stdout
     except (OSError, subprocess.CalledProcessError):
         return None
     return nbformat.reads(text, as_version=4)
@@ -574,6 +616,7 @@ def baseline(run: Run, chapter: str):
 # What cell_status says of a chapter's code cell against a recording.
 UNRECORDED = "unrecorded"          # no recorded cell pairs with it
 STALE_SOURCE = "source changed"    # its source changed since the recording
+STALE_ABOVE = "code above changed"  # a code cell above it changed since the recording
 NOT_COMPARED = "not compared"      # nbval compares nothing (nbval_compares)
 RECORDED_ERROR = "recorded error"  # it raised on the recorded machine, untagged
 SAME = "same"                      # nbval accepts the recorded output
@@ -581,9 +624,31 @@ OUTPUT_CHANGED = "output changed"  # the stored output changed since the recordi
 HARDWARE = "hardware"              # the CPU output did not change, the GPU's differs
 
 
+def earlier_change(above: list, match: Match, recorded_cells: list) -> str | None:
+    """Why the code cells above a chapter's cell are not the program that ran above
+    its recording (match), or None where they are (same_program, cell by cell).
+
+    A cell's output follows from every cell run before it in its kernel:
+    ``above`` are the chapter's code cells before it, in order.
+    """
+    then = recorded_cells[:match.recorded]
+    for k, (now, old) in enumerate(zip(above, then)):
+        if not same_program(now["source"], old["source"]):
+            named = f" ({cell_name(now)})" if cell_name(now) else ""
+            return f"code cell {k}{named} above it changed since the recording"
+    if len(above) != len(then):
+        change = "added" if len(above) > len(then) else "removed"
+        return f"a code cell above it was {change} since the recording"
+    return None
+
+
 def cell_status(cell, match: Match | None, recorded_cells: list, base,
-                comparison: NbvalComparison) -> tuple[str, str | None]:
+                comparison: NbvalComparison, above: list | None = None) -> tuple[str, str | None]:
     """(status, why) of a chapter's code cell against its recording.
+
+    ``above``, the chapter's code cells before this one, when given, must be
+    the program that ran before the recorded cell (earlier_change), else the
+    recording is STALE_ABOVE.
 
     Where the recorded output differs from the stored one, ``base`` (the
     stored notebook of the recorded commit, or None) tells why: if the stored
@@ -596,6 +661,9 @@ def cell_status(cell, match: Match | None, recorded_cells: list, base,
         return UNRECORDED, None
     if not match.current:
         return STALE_SOURCE, None
+    changed = earlier_change(above, match, recorded_cells) if above is not None else None
+    if changed:
+        return STALE_ABOVE, changed
     if not nbval_compares(cell):
         return NOT_COMPARED, None
     recorded = recorded_cells[match.recorded]
@@ -622,28 +690,31 @@ def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None
                     comparison: NbvalComparison | None = None) -> dict:
     """Per chapter: hardware cells, and per machine how many have a recording.
 
-    A recorded hardware cell is an earlier_version when its source changed
-    since; output_changed when its source is the same but nbval compares its
-    output and the stored output changed since (cell_status: OUTPUT_CHANGED);
-    else current. Unrecorded cells are not counted.
+    A recorded hardware cell is an earlier_version when its source, or the
+    code above it (earlier_change), changed since; output_changed when its
+    source is the same but nbval compares its output and the stored output
+    changed since (cell_status: OUTPUT_CHANGED); else current. Unrecorded
+    cells are not counted.
     """
     recorded = runs() if recorded is None else recorded
     comparison = NbvalComparison() if comparison is None else comparison
-    counted = {STALE_SOURCE: "earlier_version", OUTPUT_CHANGED: "output_changed"}
+    counted = {STALE_SOURCE: "earlier_version", STALE_ABOVE: "earlier_version",
+               OUTPUT_CHANGED: "output_changed"}
     report = {ipynb.stem: {"hardware": sum(map(is_hardware, code_cells(read_notebook(ipynb)))),
                            "machines": {}}
               for ipynb in sorted(chapters.glob("*.ipynb"))}
     for run in recorded:
         for entry in report.values():
             entry["machines"][run.machine] = dict.fromkeys(REPORT_KEYS, 0)
-        for chapter, _, _, status in _hardware_statuses(run, chapters, comparison):
+        for chapter, _, _, status, _ in _hardware_statuses(run, chapters, comparison):
             if status != UNRECORDED:
                 report[chapter]["machines"][run.machine][counted.get(status, "current")] += 1
     return report
 
 
 def _hardware_statuses(run: Run | None, chapters: Path, comparison: NbvalComparison):
-    """(chapter, index, cell, cell_status) of each hardware cell against run's recording.
+    """(chapter, index, cell, status, why) of each hardware cell against run's recording
+    (cell_status, the code above it included).
 
     run None: no recording, so every cell is unrecorded.
     """
@@ -653,10 +724,10 @@ def _hardware_statuses(run: Run | None, chapters: Path, comparison: NbvalCompari
         recorded_cells = code_cells(run.notebooks[ipynb.stem]) if matches else []
         for index, cell in enumerate(cells):
             if is_hardware(cell):
-                status, _ = cell_status(cell, matches.get(index), recorded_cells,
-                                        baseline(run, ipynb.stem) if matches else None,
-                                        comparison)
-                yield ipynb.stem, index, cell, status
+                status, why = cell_status(cell, matches.get(index), recorded_cells,
+                                          baseline(run, ipynb.stem) if matches else None,
+                                          comparison, above=cells[:index])
+                yield ipynb.stem, index, cell, status, why
 
 
 def stale_cells(run: Run | None, chapters: Path = CHAPTERS,
@@ -664,15 +735,17 @@ def stale_cells(run: Run | None, chapters: Path = CHAPTERS,
     """The hardware cells that a new recording on run's machine would change, one line each.
 
     Each is "chapter: name (why)": unrecorded (None for run: no recording yet),
-    its source changed since the recording, or its stored output did
-    (cell_status). Empty when every hardware cell has a current recording.
+    its source or the code above it changed since the recording, or its stored
+    output did (cell_status). Empty when every hardware cell has a current
+    recording.
     """
     comparison = NbvalComparison() if comparison is None else comparison
     stale = {UNRECORDED: "not recorded", STALE_SOURCE: "recorded from an earlier version",
              OUTPUT_CHANGED: "its stored output changed since the recording"}
-    return [f"{chapter}: {cell_name(cell) or f'code cell {index}'} ({stale[status]})"
-            for chapter, index, cell, status in _hardware_statuses(run, chapters, comparison)
-            if status in stale]
+    return [f"{chapter}: {cell_name(cell) or f'code cell {index}'} "
+            f"({why if status == STALE_ABOVE else stale[status]})"
+            for chapter, index, cell, status, why in _hardware_statuses(run, chapters, comparison)
+            if status in stale or status == STALE_ABOVE]
 
 
 PACKAGE = "d2lgpu"  # the helpers the chapters import; a recording ran one version of them
@@ -695,7 +768,7 @@ def package_changes(run: Run | None, root: Path = ROOT, package: str = PACKAGE) 
     if not COMMIT.fullmatch(commit):
         return [f"{package}: cannot compare with the recorded commit {commit!r} (not a commit)"]
     proc = subprocess.run(["git", "diff", "--name-only", commit, "HEAD", "--", package],
-                          cwd=root, capture_output=True, text=True)
+                          cwd=root, capture_output=True, text=True, encoding="utf-8")
     if proc.returncode != 0:
         return [f"{package}: cannot compare with the recorded commit {commit} "
                 "(git does not know it here: fetch the whole history)"]
@@ -709,7 +782,7 @@ def _same_module(root: Path, commit: str, name: str) -> bool:
     if not name.endswith(".py"):
         return False
     sources = [subprocess.run(["git", "show", f"{rev}:{name}"], cwd=root, capture_output=True,
-                              text=True) for rev in (commit, "HEAD")]
+                              text=True, encoding="utf-8") for rev in (commit, "HEAD")]
     return all(p.returncode == 0 for p in sources) and \
         same_program(sources[0].stdout, sources[1].stdout)
 
@@ -782,6 +855,8 @@ def write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS,
     _check_machine_name(machine)
     folder = root / machine
     new, old = root / f".{machine}.new", root / f".{machine}.old"
+    for said in restore_interrupted(root):  # never remove the only copy left in .old
+        print(said, file=sys.stderr)
     shutil.rmtree(new, ignore_errors=True)
     new.mkdir(parents=True)
     try:
@@ -792,7 +867,7 @@ def write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS,
                 shutil.copyfile(path, target / path.name)
         for chapter, nb in notebooks.items():
             nbformat.write(strip_volatile(nb), new / f"{chapter}.ipynb")
-        (new / "run.json").write_text(json.dumps(meta, indent=1) + "\n")
+        (new / "run.json").write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     except BaseException:
         shutil.rmtree(new, ignore_errors=True)
         raise
@@ -809,15 +884,26 @@ def replacement_problem(folder: Path, gpus: list[str]) -> str | None:
 
     A recording made on GPUs is replaced only by one made on the same GPUs
     (same names, same count): a machine without a GPU, or another GPU, would
-    put its outputs under the tab of a machine it is not.
+    put its outputs under the tab of a machine it is not. A folder that is
+    not empty but whose run.json is missing, or names no ``gpus``, may be a
+    GPU recording that lost it: it is replaced only when told (--replace).
     """
     path = folder / "run.json"
     if not path.is_file():
+        if folder.is_dir() and any(folder.iterdir()):
+            return (f"{_shown(folder)}/ holds no run.json, so what recorded it is unknown: "
+                    f"git checkout -- {_shown(path)} restores a committed one, or pass "
+                    "--replace to overwrite the folder")
         return None
     try:
-        recorded = json.loads(path.read_text()).get("gpus") or []
-    except (json.JSONDecodeError, AttributeError) as err:
-        return f"{path} cannot be read ({err})"
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        return f"{_shown(path)} cannot be read ({err})"
+    recorded = meta.get("gpus") if isinstance(meta, dict) else None
+    if not isinstance(recorded, list):
+        return (f"{_shown(path)} names no 'gpus', so what recorded it is unknown: git "
+                f"checkout -- {_shown(path)} restores it, or pass --replace to overwrite "
+                "the folder")
     if not recorded or recorded == gpus:
         return None
     here = ", ".join(gpus) if gpus else "no CUDA GPU"
@@ -881,7 +967,8 @@ class ArtifactWatch:
 def _git_commit() -> str:
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                              capture_output=True, text=True, check=True).stdout.strip()
+                              capture_output=True, text=True, check=True,
+                              encoding="utf-8").stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return ""
 
@@ -894,12 +981,16 @@ def _machine_facts() -> dict:
     try:
         driver = subprocess.run(
             ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True, text=True, check=True).stdout.split("\n")[0].strip()
+            capture_output=True, text=True, check=True,
+            encoding="utf-8").stdout.split("\n")[0].strip()
     except (OSError, subprocess.CalledProcessError):
         pass
+    # booktools.claims scopes claims by it ("cc>=8.0")
+    capability = [".".join(map(str, torch.cuda.get_device_capability(i)))
+                  for i in range(len(gpus))] if torch.version.cuda else []
     return {"gpus": gpus, "gpu_count": len(gpus), "torch": torch.__version__,
             "cuda": torch.version.cuda or "", "python": platform.python_version(),
-            "driver": driver}
+            "driver": driver, **({"compute_capability": capability} if capability else {})}
 
 
 def record(machine: str, label: str | None, only: list[str] | None = None,
@@ -914,9 +1005,12 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
     (booktools.kernels).
     The files that named hardware cells wrote in the chapters' folder are kept
     with the run (ArtifactWatch); one too large is left out with a warning.
+    Ctrl-C or SIGTERM stops the whole run, its kernel shut down, nothing written.
     """
     import nbformat
     _check_machine_name(machine)
+    for said in restore_interrupted(root):
+        print(said, file=sys.stderr)
     kept = [p.name for p in (root / machine).glob("*.ipynb") if only and p.stem not in only]
     if kept:
         raise SystemExit(f"record: runs/{machine}/ holds {kept}, recorded in another run; "
@@ -938,6 +1032,7 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
         print(f"record: warning: torch {facts['torch']} sees no CUDA GPU here; "
               "recording a CPU run", file=sys.stderr)
     notebooks, problems, artifacts = {}, [], {}
+    sampler = conditions.Sampler().start()  # clocks and power, for run.json
     for path in paths:
         nb = nbformat.read(path, as_version=4)
         start = time.time()
@@ -945,6 +1040,9 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
         try:
             execute(nb, path.parent, timeout, allow_errors=True,
                     on_cell_execute=watch.before, on_cell_executed=watch.after)
+        except Stopped as stop:  # Ctrl-C, SIGTERM: the whole run, not one chapter
+            print(f"record: {stop}; nothing stored", file=sys.stderr)
+            return 128 + stop.signum
         except Exception as err:  # a dead kernel or a timeout: say so, store nothing
             problems.append(f"{path.name}: {err!r}"[:500])
         for index, out in untagged_errors(nb):
@@ -955,6 +1053,7 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
         artifacts.update({(path.stem, name): files for name, files in watch.found.items()})
         notebooks[path.stem] = nb
         print(f"record: {path.name} {time.time() - start:.1f} s", flush=True)
+    sampled = sampler.stop()
     if problems:
         print("record: errors outside raises-exception cells; nothing stored:", file=sys.stderr)
         for problem in problems:
@@ -966,7 +1065,8 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
         if len(gpus) > 1:
             label = f"{len(gpus)}x {label}"
     meta = {"label": label, **facts, "date": _dt.date.today().isoformat(),
-            "commit": _git_commit(), "recorded_with": f"scripts/record-run.sh {machine}"}
+            "commit": _git_commit(), "recorded_with": f"scripts/record-run.sh {machine}",
+            **({"conditions": sampled} if sampled else {})}
     folder = write_run(machine, notebooks, meta, root=root, artifacts=artifacts)
     kept = sum(map(len, artifacts.values()))
     print(f"record: wrote {folder}/ ({len(notebooks)} notebooks, run.json and "
@@ -1006,6 +1106,8 @@ def _run_command(args) -> int:
     if args.command == "name":
         _check_machine_name(args.machine)
         folder = RUNS / args.machine
+        for said in restore_interrupted(RUNS):
+            print(said, file=sys.stderr)
         if not (folder / "run.json").is_file():
             raise SystemExit(f"runs: no recorded run runs/{args.machine}/run.json")
         print(f"name: {apply_names(folder)} cells named in runs/{args.machine}/")
@@ -1013,7 +1115,9 @@ def _run_command(args) -> int:
     if args.command == "stale":
         _check_machine_name(args.machine)
         folder = RUNS / args.machine
-        run = read_run(folder) if (folder / "run.json").is_file() else None
+        for said in restore_interrupted(RUNS):
+            print(said, file=sys.stderr)
+        run = read_run(folder) if folder.is_dir() else None
         found = stale_cells(run)
         changed = package_changes(run)
         if found or changed:
@@ -1025,7 +1129,12 @@ def _run_command(args) -> int:
     if args.command == "pins":
         print("\n".join(record_pins()))
         return 0
-    print(format_report(hardware_report()))
+    recorded = runs()
+    print(format_report(hardware_report(recorded=recorded)))
+    for run in recorded:  # why each stale recording is stale (stale_cells), one a line
+        for line in stale_cells(run):
+            if not line.endswith("(not recorded)"):
+                print(f"{run.machine}: {line}")
     return 0
 
 

@@ -151,7 +151,8 @@ def locked(folder: Path, who: str = "site"):
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        holder = path.read_text(errors="replace").strip() or "a build that has not said who it is"
+        holder = (path.read_text(encoding="utf-8", errors="replace").strip()
+                  or "a build that has not said who it is")
         os.close(fd)
         raise Locked(f"{who}: another build holds {_shown(path)} ({holder}): wait for it to end, "
                      f"or end it; two builds at once would write the same files") from None
@@ -216,6 +217,8 @@ def _fork_build(code: str, out: Path, log: Path, src: Path | None = None) -> int
         fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(fd, 1)
         os.dup2(fd, 2)
+        for stream in (sys.stdout, sys.stderr):  # the log is read as UTF-8 (_said)
+            stream.reconfigure(encoding="utf-8", errors="backslashreplace")
         from jupyter_book.cli.main import main as jupyter_book
         try:
             jupyter_book(build_command(code, out, src), prog_name="jupyter-book",
@@ -283,7 +286,7 @@ def summary(lines: list[str]) -> list[str]:
 
 
 def _said(code: str, log: Path) -> list[str]:
-    lines = log.read_text(errors="replace").splitlines() if log.is_file() else []
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines() if log.is_file() else []
     problems = summary(lines)
     return [f"site: the {code} edition failed to build (its log: {_shown(log)}):",
             *(problems or ["(no warning or error in its log; its end follows)"]),
@@ -294,6 +297,7 @@ def _said(code: str, log: Path) -> list[str]:
 
 CHECKS = (
     ("config_problems", "the book's configuration cannot be read"),
+    ("markdown_problems", "a chapter's .md cannot be read as a notebook: mend the line named"),
     ("pair_problems", "a chapter's .md and .ipynb disagree: bash scripts/refresh.sh chapters/NAME.md"),
     ("output_problems", "a chapter's notebook lost the outputs of its code cells: "
                         "bash scripts/refresh.sh chapters/NAME.md executes it again"),
@@ -324,6 +328,10 @@ def config_problems(root: Path = ROOT) -> list[str]:
     return problems
 
 
+def markdown_problems() -> list[str]:
+    return notebooks.markdown_problems()
+
+
 def pair_problems() -> list[str]:
     return notebooks.pair_problems()
 
@@ -346,8 +354,8 @@ def _checks() -> list[str]:
             problems = [str(error)]
         if problems:
             said += [*problems, f"site: {advice}"]
-            if name == "config_problems":
-                break  # nothing else can be read without it
+            if name in ("config_problems", "markdown_problems"):
+                break  # nothing else can be read without it: no advice that does not apply
     return said
 
 
@@ -374,11 +382,22 @@ def _editions(work: Path) -> int:
         print(*_said(code, work / f"{code}.log"), sep="\n", file=sys.stderr)
     if failed:
         return 1
-    print((work / "en.log").read_text(errors="replace"), end="")
+    print(without_box(work / "en.log"), end="")
     for code in order[1:]:
-        lines = (work / f"{code}.log").read_text(errors="replace").splitlines()
+        lines = (work / f"{code}.log").read_text(encoding="utf-8", errors="replace").splitlines()
         print(f"site: the {code} edition built", *summary(lines), sep="\n")
     return 0
+
+
+# jupyter-book's box at the end of a build, between two lines of "=" (coloured):
+# it names the English edition's work folder, which is not where the site is.
+BOX = re.compile(r"^[^\n]*={20,}[^\n]*\n\s*Finished generating HTML for book\..*?"
+                 r"^[^\n]*={20,}[^\n]*\n?", re.M | re.S)
+
+
+def without_box(log: Path) -> str:
+    """A build's log without jupyter-book's "Your book's HTML pages are here" box."""
+    return BOX.sub("", log.read_text(encoding="utf-8", errors="replace"))
 
 
 def _html(work: Path, code: str) -> Path:
@@ -452,7 +471,8 @@ def build(folder: Path = BUILD) -> int:
     """Build and publish folder/html unless it is up to date; 0 on success (the lock held)."""
     site, stamp, work = folder / "html", folder / ".site-inputs.sha256", folder / "i18n"
     digest = inputs_hash()  # asks Chromium its version: once, before the forks inherit it
-    if (site / "index.html").is_file() and stamp.is_file() and stamp.read_text().strip() == digest:
+    if ((site / "index.html").is_file() and stamp.is_file()
+            and stamp.read_text(encoding="utf-8").strip() == digest):
         print("site: up to date (nothing it is built from changed since the last build)")
         return 0
     stamp.unlink(missing_ok=True)
@@ -462,14 +482,15 @@ def build(folder: Path = BUILD) -> int:
     unfinished, key_file, key = work / ".unfinished", work / ".work-key", work_key()
     fresh = ("the last build did not finish" if unfinished.exists() else
              "the book's extensions, _static/ or Chromium changed"
-             if work.exists() and (not key_file.is_file() or key_file.read_text() != key)
+             if work.exists()
+             and (not key_file.is_file() or key_file.read_text(encoding="utf-8") != key)
              else None)
     if fresh:
         print(f"site: building every edition afresh: {fresh}")
         shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
-    key_file.write_text(key)
-    unfinished.write_text(f"pid {os.getpid()}\n")
+    key_file.write_text(key, encoding="utf-8")
+    unfinished.write_text(f"pid {os.getpid()}\n", encoding="utf-8")
     for name in PRELOAD:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)  # the build says what is missing
@@ -482,7 +503,7 @@ def build(folder: Path = BUILD) -> int:
     _replace(new, site)
     if not printed:
         return 1
-    stamp.write_text(digest + "\n")
+    stamp.write_text(digest + "\n", encoding="utf-8")
     return 0
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from booktools import files
 from booktools.gpu_figures import prose_paragraphs
 
 __all__ = ["CJK_LETTER", "FULLWIDTH_PUNCTUATION", "has_cjk", "wants_space", "Titles",
@@ -97,7 +98,7 @@ class Titles:
         shows ``exercise`` and its number (sphinx-exercise's numfig format)."""
         docs, labels, kinds = {}, {}, {}
         for path in sorted(Path(folder).glob("*.md")):
-            text = path.read_text(encoding="utf-8")
+            text = files.read_text(path)  # not UTF-8: ValueError naming file:line
             headings = {p.starts[0][1]: _HEADING.match(p.text).group(1)
                         for p in prose_paragraphs(text) if _HEADING.match(p.text)}
             h1 = [title for number, title in sorted(headings.items())

@@ -41,14 +41,15 @@ class Limit:
     limit: int
 
     def words(self, chapters: Path = CHAPTERS) -> int:
-        return sum(count_words((chapters / f"{c}.md").read_text())
+        return sum(count_words((chapters / f"{c}.md").read_text(encoding="utf-8"))
                    for c in self.chapters)
 
 
 def limits(pyproject: Path = ROOT / "pyproject.toml",
            chapters: Path = CHAPTERS) -> list[Limit]:
     """The limits of [tool.booktools.word-limits]; "*" means every chapter."""
-    table = tomllib.loads(pyproject.read_text())["tool"]["booktools"]["word-limits"]
+    table = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    table = table["tool"]["booktools"]["word-limits"]
     every = tuple(sorted(p.stem for p in chapters.glob("*.md")))
     found = []
     for name, entry in table.items():
@@ -63,7 +64,7 @@ def limits(pyproject: Path = ROOT / "pyproject.toml",
 def main(argv=None) -> int:
     argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
     for path in sorted(CHAPTERS.glob("*.md")):
-        print(f"{path.stem:12} {count_words(path.read_text()):6}")
+        print(f"{path.stem:12} {count_words(path.read_text(encoding='utf-8')):6}")
     status = 0
     for lim in limits():
         n = lim.words()

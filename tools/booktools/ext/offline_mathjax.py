@@ -57,7 +57,7 @@ def _is_local(path: str) -> bool:
 
 
 def _package_version(package_dir: Path) -> str:
-    return json.loads((package_dir / "package.json").read_text())["version"]
+    return json.loads((package_dir / "package.json").read_text(encoding="utf-8"))["version"]
 
 
 def copy_mathjax(app: Sphinx) -> None:
@@ -76,7 +76,7 @@ def copy_mathjax(app: Sphinx) -> None:
             "Install it with: bash scripts/fetch_mathjax.sh (needs npm)")
     target = Path(app.outdir) / "_static" / entry.parent
     stamp = f"{PACKAGE} {_package_version(package_dir)} {entry.name} without unused parts"
-    if (target / STAMP).is_file() and (target / STAMP).read_text() == stamp:
+    if (target / STAMP).is_file() and (target / STAMP).read_text(encoding="utf-8") == stamp:
         return  # already copied by an earlier build
     logger.info(f"offline_mathjax: copying {stamp} into {target}")
     if target.exists():
@@ -89,7 +89,7 @@ def copy_mathjax(app: Sphinx) -> None:
             (target / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target / relative)
     shutil.copy2(package_dir / "LICENSE", target / "LICENSE")
-    (target / STAMP).write_text(stamp)
+    (target / STAMP).write_text(stamp, encoding="utf-8")
 
 
 def setup(app: Sphinx) -> dict:

@@ -1,8 +1,11 @@
 """Show recorded GPU runs (runs/<machine>/) under every `hardware` code cell.
 
 Under each code cell tagged ``hardware``, the cell's outputs go into a
-sphinx-design tab set: "CPU (this build)" holds what the build shows (the
-stored outputs), then one tab per recorded machine, labelled short ("H100"),
+sphinx-design tab set: "CPU (book's output)" holds what the build shows (the
+stored outputs), after a line naming the CPU they were made on, its PyTorch
+threads and version where the notebook's metadata records them
+(booktools.notebooks: ``stored_outputs``; a notebook executed before that has
+no such line), then one tab per recorded machine, labelled short ("H100"),
 holds a line naming the machine, its PyTorch version and the date, and that
 machine's outputs of the same cell (text, errors, PNG plots written into the build with alt text),
 then links to download the files the cell wrote there (runs/<machine>/artifacts/,
@@ -11,8 +14,10 @@ booktools.runs.ArtifactWatch), each with its size, after a line in the page's la
 Each `hardware` cell has a name (cell metadata ``name``); a machine's tab
 shows the recorded cell of the same name in that machine's notebook of the
 chapter (booktools.runs), whatever its position. The recording is current
-when its source equals the cell's (trailing whitespace aside); otherwise it
-is shown as an earlier version, with the source the cell had then. A cell
+while its source is the same program as the cell's (runs.same_program: layout
+and comments aside), and so is every code cell above it
+(runs.earlier_change); otherwise it is shown as an earlier version, with one
+line saying which changed and, for the cell's own, the source it had then. A cell
 with no recording on any machine gets one line saying so and no tabs.
 
 Every tab's content prints (print CSS in _static/book.css): paper has no
@@ -34,6 +39,7 @@ from sphinx.util import logging
 from sphinx_design.shared import create_component
 
 from booktools import files, i18n, runs
+from booktools.notebooks import MACHINE_KEY
 
 LOGGER = logging.getLogger(__name__)
 
@@ -72,7 +78,8 @@ class RecordedRunsTransform(SphinxTransform):
             return
         chapter = docname.split("/", 1)[1]
         self.ui = i18n.for_sphinx(self.app.config.language).ui  # the page's words
-        stored = self._stored_sources(chapter)
+        stored = self._stored_cells(chapter)
+        self.stored_machine = self._stored_machine(chapter)
         for run in recorded:
             if chapter in run.notebooks:
                 self.env.note_dependency(str(run.folder / f"{chapter}.ipynb"))
@@ -80,28 +87,46 @@ class RecordedRunsTransform(SphinxTransform):
         for cell in self.document.findall(nodes.container):
             metadata = cell.get("cell_metadata", {})
             if cell.get("nb_element") == "cell_code" and runs.HARDWARE_TAG in metadata.get("tags", []):
-                self._add_tabs(chapter, cell, metadata.get("name"),
-                               stored.get(cell.get("cell_index")), recorded)
+                self._add_tabs(chapter, cell, metadata.get("name"), stored, recorded)
 
-    def _stored_sources(self, chapter: str) -> dict[int, str]:
-        """Code-cell sources of the chapter's notebook, by cell index (as myst-nb numbers them)."""
+    def _stored_cells(self, chapter: str) -> dict[int, dict]:
+        """Code cells of the chapter's notebook, by cell index (as myst-nb numbers them)."""
         path = Path(self.app.srcdir) / "chapters" / f"{chapter}.ipynb"
         if not path.is_file():
             return {}
         nb = runs.read_notebook(path)
-        return {i: c["source"] for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"}
+        return {i: c for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"}
 
-    def _add_tabs(self, chapter, cell, name, source, recorded_runs) -> None:
+    def _stored_machine(self, chapter: str) -> str | None:
+        """The line naming the machine of the stored outputs ("AMD EPYC 7763, 2 threads · PyTorch
+        2.9.1"), in the page's words, or None where the notebook does not record it."""
+        path = Path(self.app.srcdir) / "chapters" / f"{chapter}.ipynb"
+        facts = runs.read_notebook(path).metadata.get(MACHINE_KEY) if path.is_file() else None
+        if not isinstance(facts, dict) or not {"cpu", "threads", "torch"} <= set(facts):
+            return None
+        return self.ui["build_machine"].format(**{k: facts[k] for k in ("cpu", "threads", "torch")})
+
+    def _add_tabs(self, chapter, cell, name, stored, recorded_runs) -> None:
         """Put the cell's output and the recordings of the cell named so into tabs."""
         output = next((c for c in cell.children if isinstance(c, nodes.container)
                        and c.get("nb_element") == "cell_code_output"), None)
+        index = cell.get("cell_index")
+        above = [c for i, c in sorted(stored.items()) if index is not None and i < index]
+        source = stored.get(index, {}).get("source")
         tabs = []
         for run in recorded_runs:
             recorded = run.cell(chapter, name)
             if recorded is None:
                 continue
-            current = source is not None and runs.same_program(recorded.source, source)
-            tabs.append(self._run_tab(chapter, name, cell, run, recorded, current))
+            if source is None or not runs.same_program(recorded.source, source):
+                stale = "earlier_version"
+            else:
+                recorded_cells = runs.code_cells(run.notebooks[chapter])
+                match = runs.Match(next(j for j, c in enumerate(recorded_cells)
+                                              if c is recorded), True)
+                stale = "earlier_above" if runs.earlier_change(above, match,
+                                                               recorded_cells) else None
+            tabs.append(self._run_tab(chapter, name, cell, run, recorded, stale))
         if not tabs:
             note = nodes.paragraph("", "", nodes.Text(self.ui["not_recorded"]),
                                    classes=["recorded-runs-none"])
@@ -114,6 +139,9 @@ class RecordedRunsTransform(SphinxTransform):
         else:
             position = len(cell)
             build_content = [nodes.paragraph("", "", nodes.Text(self.ui["no_output"]))]
+        if self.stored_machine:
+            build_content.insert(0, nodes.paragraph("", "", nodes.Text(self.stored_machine),
+                                                    classes=["recorded-run-meta"]))
         build = self._tab(self.ui["build_tab"], build_content, ["recorded-run-build"],
                           selected=True)
         tab_set = create_component("tab-set", ["sd-tab-set", "recorded-runs"],
@@ -127,24 +155,24 @@ class RecordedRunsTransform(SphinxTransform):
         return create_component("tab-item", ["sd-tab-item"], children=[title, body],
                                 selected=selected)
 
-    def _run_tab(self, chapter, index, cell, run, recorded, current) -> nodes.container:
+    def _run_tab(self, chapter, index, cell, run, recorded, stale) -> nodes.container:
         """One machine's tab: a line saying what ran it, then what the cell showed there.
 
-        A recording of an earlier version of the cell says so in one line and
-        folds the source the cell had then.
+        A stale recording (``stale``: the ui key saying why, None when current)
+        says why in one line; one of an earlier version of the cell itself folds
+        the source the cell had then.
         """
         classes = ["recorded-run", f"recorded-run-{run.machine}"]
         content = [nodes.paragraph("", "", nodes.Text(run.about), classes=["recorded-run-meta"])]
-        if not current:
-            classes.append("recorded-run-stale")
-            content += [
-                nodes.paragraph("", "", nodes.Text(
-                    self.ui["earlier_version"]),
-                    classes=["recorded-run-stale-note"]),
-                details("", nodes.Text(self.ui["cell_then"]),
-                        _literal(recorded.source, [], "ipython3"),
-                        classes=["recorded-run-stale-source"]),
-            ]
+        if stale:
+            classes += ["recorded-run-stale"] + (
+                ["recorded-run-stale-above"] if stale == "earlier_above" else [])
+            content.append(nodes.paragraph("", "", nodes.Text(self.ui[stale]),
+                                           classes=["recorded-run-stale-note"]))
+        if stale == "earlier_version":
+            content.append(details("", nodes.Text(self.ui["cell_then"]),
+                                   _literal(recorded.source, [], "ipython3"),
+                                   classes=["recorded-run-stale-source"]))
         outputs = self._outputs(chapter, index, cell, run, recorded)
         # Not "cell_output": that class is the build's own output (its count is tested).
         content.append(nodes.container("", *outputs, classes=["recorded-output"])

@@ -16,6 +16,12 @@ folder, so that pages an incremental build did not rewrite are covered too:
   exists; this writes a complete small page that redirects to the book's
   first page and links to it (for readers and crawlers without redirects),
   in the edition's language (``start`` in i18n/languages.yml).
+
+And before any page is written (``builder-inited``): the stylesheets that
+myst-nb and sphinx-exercise copy into ``_static/`` only when a build ends.
+Sphinx gives a page's link a ``?v=checksum`` only for a file already there
+when it writes the page, so a cold build had none and an incremental one had
+them: two builds of the same inputs differed.
 """
 from __future__ import annotations
 
@@ -150,6 +156,18 @@ def write_index(app: Sphinx, outdir: Path) -> None:
 """, encoding="utf-8")
 
 
+def copy_late_assets(app: Sphinx) -> None:
+    """Copy, before the pages are written, what myst-nb and sphinx-exercise copy at the end,
+    with their own functions (so their file names and places stay theirs)."""
+    if app.builder.format != "html":
+        return
+    from myst_nb.sphinx_ext import add_global_html_resources
+    from sphinx_exercise import copy_asset_files
+    (Path(app.outdir) / "_static").mkdir(parents=True, exist_ok=True)
+    add_global_html_resources(app, None)
+    copy_asset_files(app, None)
+
+
 def lighten_site(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
@@ -161,6 +179,7 @@ def lighten_site(app: Sphinx, exception: Exception | None) -> None:
 
 
 def setup(app: Sphinx) -> dict:
+    app.connect("builder-inited", copy_late_assets)
     # Before sphinx-external-toc's build-finished handler (priority 500), which
     # writes its one-line redirect only where no index.html exists.
     app.connect("build-finished", lighten_site, priority=400)
