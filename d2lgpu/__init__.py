@@ -5,6 +5,8 @@ backend, no warning filters. Each helper's docstring names the chapter that
 introduces it.
 """
 
+from importlib import metadata as _metadata
+
 from .cuda_arch import kernels_for
 from .devices import (accelerator, cpu, device_report, format_bytes, gpu,
                       memory_counters, num_gpus, show_devices, try_all_gpus,
@@ -19,7 +21,10 @@ from .timing import (Measurement, benchmark, compare, count_waits,
 from .training import (DataModule, LinearRegression, Module,
                        SyntheticRegressionData, Trainer)
 
-__version__ = "0.1.0"
+try:  # the git tag the installed d2lgpu was built from (setuptools-scm)
+    __version__ = _metadata.version("d2lgpu")
+except _metadata.PackageNotFoundError:  # a checkout on sys.path, never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     # Computing devices

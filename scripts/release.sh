@@ -3,11 +3,11 @@
 #
 #   bash scripts/release.sh 0.2.0
 #
-# Sets the version (CITATION.cff, pyproject.toml, the README's BibTeX) in a
-# commit on main, then makes the tag v0.2.0 on a child of that commit in which
-# every install cell, launch link and link of the book names v0.2.0 instead of
-# main (booktools.release). Pushes nothing: it prints the push, after which
-# the test workflow runs on the tag and publish deploys it when it passes.
+# Checks everything first, then makes one commit on main (the version in
+# CITATION.cff, the README's BibTeX, every install cell pinned to
+# d2lgpu==0.2.0) and tags it v0.2.0 (booktools.release). Pushes nothing: it
+# prints the push, after which publish tests the tag, deploys the site and
+# uploads d2lgpu 0.2.0 to PyPI (runbooks/release.md).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

@@ -39,19 +39,30 @@ want="$(cat "$root/requirements.txt" "$root/pyproject.toml" "$root/tools/pyproje
 # its CPU build, 2.13.0+cpu, outranks PyPI's 2.13.0 (on macOS both are the same
 # CPU build). Skipped when .venv has that version already.
 torch_index="${BOOK_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"
-cpu_torch() {
-  local pin have
-  pin="$(grep -E '^torch==' "$root/requirements.txt" || true)"
+torch_pin="$(grep -E '^torch==' "$root/requirements.txt" || true)"
+needs_torch() {
+  local have
   have="$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true)"
-  if [ -n "$pin" ] && [ "${have%%+*}" != "${pin#torch==}" ]; then
-    "$venv/bin/python" -m pip install --disable-pip-version-check "$pin" \
-      --extra-index-url "$torch_index"
-  fi
+  [ -n "$torch_pin" ] && [ "${have%%+*}" != "${torch_pin#torch==}" ]
+}
+cpu_torch() {
+  "$venv/bin/python" -m pip install --disable-pip-version-check "$torch_pin" ${index_args[@]+"${index_args[@]}"}
 }
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing requirements.txt into $venv"
   log="$venv/pip-install.log"
-  if ! { cpu_torch && (cd "$root" && "$venv/bin/python" -m pip install --disable-pip-version-check -r requirements.txt); } >"$log" 2>&1; then
+  index_args=()
+  if needs_torch; then
+    # An index that cannot be reached (a machine that sees only PyPI) would cost
+    # pip five retries per package: ask it once, and say so.
+    if "$venv/bin/python" -c "import sys, urllib.request as u; u.urlopen(sys.argv[1], timeout=10)" \
+        "$torch_index/torch/" >/dev/null 2>&1; then
+      index_args=(--extra-index-url "$torch_index")
+    else
+      echo "setup: $torch_index cannot be reached; torch comes from pip's own indexes" >&2
+    fi
+  fi
+  if ! { { ! needs_torch || cpu_torch; } && (cd "$root" && "$venv/bin/python" -m pip install --disable-pip-version-check -r requirements.txt); } >"$log" 2>&1; then
     grep -v "is ignored: it is neither a file nor a directory" "$log" | tail -n 40 >&2
     echo "setup: pip install failed; full log in $log" >&2
     exit 1

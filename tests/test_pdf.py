@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import html
 import re
-from pathlib import Path
 
 import pypdf
 import pytest
@@ -11,6 +10,8 @@ import pytest
 from booktools import chromium, i18n, pdf, typography
 from booktools.book import toc_pages
 from booktools.ext import book_pdf
+
+SITE = pdf.SITE
 
 pytestmark = pytest.mark.slow
 
@@ -46,14 +47,110 @@ def test_every_page_is_numbered_in_the_footer(readers, code):
         assert FOOTER.search(text) and FOOTER.search(text).groups() == (str(number), str(total))
 
 
+def _with_parts(code: str) -> list[str]:
+    """The toc's chapters, each part's page before its first."""
+    order = []
+    firsts = {part["slugs"][0]: i for i, part in enumerate(pdf.parts(code))}
+    for page in toc_pages():
+        if _slug(page) in firsts:
+            order.append(f"book-pdf-part-{firsts[_slug(page)]}")
+        order.append(_slug(page))
+    return order
+
+
 @pytest.mark.parametrize("code", CODES)
-def test_the_cover_links_every_chapter_in_the_tocs_order(readers, code):
+def test_the_cover_links_every_part_and_chapter_in_the_tocs_order(readers, code):
     reader = readers[code]
     destinations = reader.named_destinations
     cover = [str(link["/Dest"]).lstrip("/") for link in _links(reader, 0)]
-    assert cover == [_slug(page) for page in toc_pages()]
+    assert cover == _with_parts(code)
     starts = [reader.get_destination_page_number(destinations[f"/{slug}"]) for slug in cover]
     assert starts[0] > 0 and starts == sorted(set(starts))
+    text = readers[code].pages[0].extract_text()
+    lang = i18n.language(code)
+    assert lang.ui["toc_main"] in text and lang.ui["toc_further"] in text
+
+
+def _outline(reader: pypdf.PdfReader, outline=None, level=0) -> list[tuple[int, str]]:
+    found = []
+    for item in reader.outline if outline is None else outline:
+        if isinstance(item, list):
+            found += _outline(reader, item, level + 1)
+        else:
+            found.append((level, item.title))
+    return found
+
+
+def _headings(code: str, page: str) -> list[str]:
+    """The page's chapter title and section headings (h2, h3), as the site shows them."""
+    text = (SITE / i18n.site_path(code, page)).read_text(encoding="utf-8")
+    article = text[text.index('<article class="bd-article"'):]
+    found = re.findall(r"<h([123])>(.*?)<a class=\"headerlink\"", article, re.S)
+    return [html.unescape(re.sub(r"<[^>]+>", "", title)).strip() for _, title in found]
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_the_outline_has_one_entry_per_part_chapter_and_heading(readers, code):
+    outline = _outline(readers[code])
+    titles = [title for _, title in outline]
+    captions = [part["caption"] for part in pdf.parts(code)]
+    expected = []
+    for page in toc_pages():
+        expected += [c["caption"] for c in pdf.parts(code) if c["slugs"][0] == _slug(page)]
+        expected += _headings(code, page)
+    assert titles == expected
+    assert [t for _, t in outline if _ == 0] == [_headings(code, toc_pages()[0])[0], *captions]
+    doubled = [t for t in titles if len(t) % 2 == 0 and t[:len(t) // 2] == t[len(t) // 2:]]
+    assert doubled == []
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_title_author_and_language_are_the_editions(readers, code):
+    reader = readers[code]
+    lang = i18n.language(code)
+    assert reader.metadata["/Title"] == lang.title
+    assert reader.metadata["/Author"] == pdf.author(code)
+    assert reader.trailer["/Root"]["/Lang"] == code
+    assert pdf.author(code) in reader.pages[0].extract_text()
+    if code != "en":
+        assert pdf.author(code) != pdf.author("en")
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_no_switch_or_button_text_is_printed(readers, code):
+    lang = i18n.language(code)
+    words = {lang.ui["hide_code"].split("{")[0].strip(), lang.ui["show_code"].split("{")[0].strip(),
+             "Copy to clipboard", "Click to show"}
+    text = "".join(page.extract_text() for page in readers[code].pages)
+    assert {w: text.count(w) for w in words if w in text} == {}
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_a_number_and_its_unit_share_a_line(readers, code):
+    text = "\n".join(page.extract_text() for page in readers[code].pages)
+    assert "\u00a0" in text
+    units = r"(?:[KMGT]i?B|[KMGT]?FLOP/s|ms|µs|ns|GB/s)\b"
+    assert re.findall(rf"\d\n{units}", text) == []
+
+
+def test_the_japanese_text_is_embedded_as_outlines_not_type3(readers):
+    # Chromium embeds a TrueType font (BIZ UDPGothic) as Type 0; a CFF one as Type 3.
+    import shutil
+    import subprocess
+    if not shutil.which("fc-list") or not any(
+            subprocess.run(["fc-list", "-q", family]).returncode == 0
+            for family in ("BIZ UDPGothic", "IPAexGothic")):
+        pytest.skip("no TrueType Japanese font (.ci/packages installs fonts-morisawa-bizud-gothic)")
+    reader = readers["ja"]
+    type3 = set()
+    for page in reader.pages:
+        for font in (page["/Resources"].get("/Font") or {}).values():
+            font = font.get_object()
+            if font["/Subtype"] == "/Type3" and "/ToUnicode" in font:
+                cmap = font["/ToUnicode"].get_object().get_data().decode("latin-1")
+                type3 |= {bytes.fromhex(d).decode("utf-16-be") for d in
+                          re.findall(r"<[0-9A-Fa-f]+>\s*<([0-9A-Fa-f]{4})>", cmap)}
+    assert {c for c in type3 if typography.has_cjk(c)} == set()
 
 
 @pytest.mark.parametrize("code", CODES)
@@ -109,7 +206,7 @@ def test_a_cjk_edition_draws_its_title_with_an_embedded_cjk_font(readers, code):
 @pytest.mark.parametrize("code", CODES)
 def test_the_cover_reads_as_the_title_and_the_chapters_names(readers, code):
     # Copied or searched, the text is the book's: a CJK edition's ideographs
-    # are not read as the radicals that share their glyphs (pdf.unify_radicals).
+    # are not read as the radicals that share their glyphs (pdf.finish).
     text = re.sub(r"\s+", "", readers[code].pages[0].extract_text())
     assert re.sub(r"\s+", "", i18n.language(code).title) in text
     assert not re.search("[\u2e80-\u2fdf]", text)

@@ -443,7 +443,7 @@ def test_record_needed_when_d2lgpu_changed_since_the_recorded_commit(book):
         "here: fetch the whole history)"]
 
 
-def test_the_record_workflow_keeps_no_token_and_records_d2lgpu_changes():
+def test_the_record_workflow_keeps_every_token_off_the_gpu_machine():
     import yaml
     workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "record.yml").read_text())
     on = workflow[True]  # YAML reads the key `on` as True
@@ -456,7 +456,38 @@ def test_the_record_workflow_keeps_no_token_and_records_d2lgpu_changes():
     setup, *rest = [s for s in job["steps"] if "run" in s]
     assert setup["run"].startswith("bash scripts/record-setup.sh") and "PYTHON" in setup["env"]
     assert not any("PYTHON" in s.get("env", {}) for s in rest)
-    push = rest[-1]
-    assert push["run"] == 'bash scripts/record-pr.sh "$MACHINE"'
+    # The GPU job names no secret and no token; it hands the run over as an artifact.
+    assert "secrets." not in json.dumps(job) and "token" not in json.dumps(job).lower()
+    upload = job["steps"][-1]
+    assert upload["uses"].startswith("actions/upload-artifact@")
+    assert upload["with"]["path"] == "runs/${{ env.MACHINE }}/"
+    propose = workflow["jobs"]["propose"]
+    assert propose["needs"] == "record" and propose["environment"] == "record"
+    assert propose["runs-on"] == "ubuntu-latest"
+    assert propose["if"] == "needs.record.outputs.record == 'true'"
+    mint = next(s for s in propose["steps"] if s.get("id") == "app-token")
+    assert mint["with"]["permission-contents"] == "write"
+    assert mint["with"]["permission-pull-requests"] == "write"
+    push = propose["steps"][-1]
+    assert push["run"] == 'bash scripts/record-pr.sh "$MACHINE" --from "$RUN"'
     assert push["env"]["GH_TOKEN"] == "${{ steps.app-token.outputs.token || secrets.RECORD_TOKEN }}"
-    assert "GITHUB_TOKEN" not in json.dumps(job)
+    assert "GITHUB_TOKEN" not in json.dumps(workflow)
+
+
+def test_record_pr_takes_the_run_from_the_artifact_folder(clone, tmp_path):
+    work, env = clone
+    artifact = tmp_path / "run"
+    artifact.mkdir()
+    (artifact / "run.json").write_text(json.dumps({"label": "NVIDIA T4", "commit": "abc1234"}))
+    (artifact / "devices.ipynb").write_text("{}\n")
+    stale = work / "runs" / "gpu-box" / "gone.ipynb"  # no longer in the run: removed
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}\n")
+    proc = run(["bash", "scripts/record-pr.sh", "gpu-box", "--from", str(artifact)], work, env)
+    assert proc.stdout.strip() == "https://github.com/example/book/pull/1"
+    run(["git", "fetch", "-q", "origin"], work, env)
+    pushed = run(["git", "ls-tree", "-r", "--name-only", "origin/record/gpu-box", "runs/gpu-box"],
+                 work, env).stdout.split()
+    assert pushed == ["runs/gpu-box/devices.ipynb", "runs/gpu-box/run.json"]
+    proc = run(["bash", "scripts/record-pr.sh", "gpu-box", "--from"], work, env, check=False)
+    assert proc.returncode == 2 and "usage: bash scripts/record-pr.sh MACHINE [--from DIR]" in proc.stderr

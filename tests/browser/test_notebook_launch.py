@@ -1,7 +1,9 @@
 """Every chapter notebook opens ready to run in Colab and SageMaker Studio Lab.
 
-The launch buttons open each page's paired ``.ipynb`` from the repository, so
-that notebook must exist, install the book's helpers when they are missing
+The launch buttons open each page's reader notebook (booktools.reader_notebooks:
+the paired ``.ipynb`` with its MyST rendered as Markdown, on the branch
+booktools.book.NOTEBOOK_BRANCH), so the paired notebook must exist, install the
+book's helpers when they are missing
 (from the repository and branch named in _config.yml), ask Colab for a GPU
 runtime, and draw its figures by code: an image file referenced by a relative
 path loads on the website but not in Colab, which opens the notebook alone.
@@ -62,9 +64,13 @@ def _install_cell(page: str) -> str:
 @pytest.mark.parametrize("page", PAGES)
 def test_first_code_cell_installs_the_helpers_when_missing(page):
     pip_url = repository().pip_url()
-    pattern = re.escape(INSTALL_CELL).replace(re.escape("{pip_url}"), re.escape(pip_url))
+    # From git, or (once released: python -m booktools.release pin) d2lgpu from PyPI,
+    # at the version CITATION.cff names.
+    version = re.search(r'^version: "(.*)"$', (ROOT / "CITATION.cff").read_text(), re.M)[1]
+    pattern = re.escape(INSTALL_CELL).replace(
+        re.escape("{pip_url}"), f"(?:{re.escape(pip_url)}|d2lgpu=={re.escape(version)})")
     # re.escape escaped the pattern's own groups too: restore them.
-    for group in ("(?:-q|--quiet)", "(?:d2lgpu @ )?"):
+    for group in ("(?:-q|--quiet)", "(?:d2lgpu @ )?", "(?:"):
         pattern = pattern.replace(re.escape(group), group)
     cell = _install_cell(page)
     assert re.fullmatch(pattern, cell), (

@@ -1,4 +1,4 @@
-"""chapters/ddp_train.py: two Gloo processes under torchrun end with the same
+"""d2lgpu/ddp_train.py: two Gloo processes under torchrun end with the same
 parameters as one plain process, and a failing rank ends the run quickly.
 
 The two runs take the same steps on the same examples (DistributedSampler
@@ -21,7 +21,7 @@ from d2lgpu.launch import Run, port_is_free, processes_left
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "chapters" / "ddp_train.py"
+SCRIPT = ROOT / "d2lgpu" / "ddp_train.py"
 TOLERANCE = 1e-5  # absolute, on every parameter
 LOSS_RTOL = 1e-5  # relative, on every step's loss
 BOUND = 60  # seconds within which every launch must end (they take ~3-8 s)

@@ -119,6 +119,28 @@ def test_kernel_check_cell_without_a_gpu(monkeypatch, capsys):
     assert capsys.readouterr().out == "No usable CUDA GPU: no kernels to look for.\n"
 
 
+# --- environment: the PCI address of each GPU, as nvidia-smi prints it. --------
+
+@pytest.mark.parametrize("pci, where", [
+    ({"pci_domain_id": 0, "pci_bus_id": 0, "pci_device_id": 6},
+     ", PCI 00000000:00:06.0"),  # the H100 VM: GPUs differ by device number
+    ({}, ""),                    # a release without the PCI fields
+])
+def test_device_order_cell_prints_domain_bus_and_device(monkeypatch, capsys, pci,
+                                                         where):
+    from types import SimpleNamespace
+
+    source = cell_source("environment", name="cuda-device-order")
+    child = {"subprocess": None}
+    exec(source.split("env = dict(")[0], child)  # the child program, unrun
+    props = SimpleNamespace(name="NVIDIA H100 80GB HBM3", uuid="1ea945f7", **pci)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: props)
+    exec(child["child"], {})
+    assert capsys.readouterr().out.splitlines() == [
+        "1 CUDA GPUs", f"cuda:0: NVIDIA H100 80GB HBM3, UUID 1ea945f7{where}"]
+
+
 # --- measuring: Timer's clock waits for the device, whatever Timer does. ------
 
 def test_timer_cell_clock_waits_for_the_device(monkeypatch):
@@ -197,7 +219,7 @@ def test_nccl_debug_cell_reads_nccl_log_from_standard_output(monkeypatch, capsys
 
     stdout = "\n".join(["world size 2, backend nccl, device type cuda"]
                        + nccl_log(0, 101) + nccl_log(1, 102)
-                       + ["trained 3 epochs in 0.52 s"]) + "\n"
+                       + ["training: 0.52 s for 3 epochs"]) + "\n"
     asked = []
 
     def launch(script, *args, env=None, **kwargs):

@@ -60,7 +60,7 @@ def test_kernels_for_bad_capability(capability, error):
 @pytest.mark.parametrize("arch_list", ["sm_90", None, [90], ["sm_90", None]])
 def test_kernels_for_bad_arch_list(arch_list):
     with pytest.raises(TypeError, match=re.escape(
-            f"kernels_for(arch_list): arch_list must be a list of str")):
+            "kernels_for(arch_list): arch_list must be a list of str")):
         d2lgpu.kernels_for((9, 0), arch_list)
 
 

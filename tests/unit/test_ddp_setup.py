@@ -1,4 +1,4 @@
-"""chapters/ddp_train.py's setup under torchrun, with the process group faked.
+"""d2lgpu/ddp_train.py's setup under torchrun, with the process group faked.
 
 Two CUDA GPUs and NCCL cannot be had here, so ``init_process_group`` and the
 CUDA probes are replaced: the test sees which backend and which arguments the
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-SCRIPT = Path(__file__).resolve().parents[2] / "chapters" / "ddp_train.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "d2lgpu" / "ddp_train.py"
 
 
 @pytest.fixture
@@ -92,3 +92,46 @@ def test_this_pytorch_accepts_device_id(ddp_train):
     cuda1 = torch.device("cuda", 1)
     assert ddp_train.group_options("nccl", cuda1) == {"device_id": cuda1}
     assert ddp_train.group_options("gloo", torch.device("cpu")) == {}
+
+
+def test_the_script_ships_with_d2lgpu_and_imports_only_torch():
+    # The distributed chapter runs offline once d2lgpu is installed, and
+    # torchrun starts the script by its path: no import of d2lgpu in it.
+    import ast
+
+    import d2lgpu.ddp_train
+    assert Path(d2lgpu.ddp_train.__file__).resolve() == SCRIPT
+    tree = ast.parse(SCRIPT.read_text(encoding="utf-8"))
+    roots = {alias.name.split(".")[0] for node in ast.walk(tree)
+             if isinstance(node, ast.Import) for alias in node.names}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"relative import at line {node.lineno}"
+            roots.add(node.module.split(".")[0])
+    assert "d2lgpu" not in roots and "torch" in roots
+    chapter = (SCRIPT.parents[1] / "chapters" / "distributed.md").read_text(
+        encoding="utf-8")
+    assert "urllib" not in chapter and "raw.githubusercontent" not in chapter
+
+
+class Stop(Exception):
+    """Raised by the fake DataLoader once it has seen its arguments."""
+
+
+@pytest.mark.parametrize("device, pinned", [(torch.device("cuda", 0), True),
+                                            (torch.device("cpu"), False)])
+def test_batches_are_pinned_on_a_gpu_only(monkeypatch, ddp_train, device, pinned):
+    # As the networks chapter's loop: pinned batches, copied without blocking.
+    seen = {}
+
+    def loader(*args, **kwargs):
+        seen.update(kwargs)
+        raise Stop
+
+    monkeypatch.setattr(ddp_train, "DataLoader", loader)
+    with pytest.raises(Stop):
+        ddp_train.train(ddp_train.parse_args(["--out", "x.json"]), 0, 1, device,
+                        "nccl" if pinned else "none", print)
+    assert seen["pin_memory"] is pinned
+    source = inspect.getsource(ddp_train.train)
+    assert "non_blocking=pinned" in source

@@ -62,3 +62,34 @@ def test_draws_without_error_and_closes_cleanly():
     assert figure.number in plt.get_fignums()
     plt.close(figure)
     assert set(plt.get_fignums()) == open_before
+
+
+@pytest.mark.parametrize("language", ["en", "zh-CN", "ja", "pt-BR"])
+def test_the_words_are_in_the_language_asked_for(language, monkeypatch):
+    from d2lgpu.figures import LABELS
+    monkeypatch.delenv("D2LGPU_LANGUAGE", raising=False)
+    figure = copy_figure(language=language)
+    try:
+        texts = _texts(figure)
+        words = LABELS[language]
+        assert words["copy"] in texts and words["refused"] in texts
+        assert words["runs"].format(target="cuda:1") in texts
+        assert "Z = X.to('cuda:1')" in texts  # code is code in every language
+        if language != "en":
+            assert LABELS["en"]["refused"] not in texts
+    finally:
+        plt.close(figure)
+
+
+def test_the_language_comes_from_the_environment_unless_asked(monkeypatch):
+    from d2lgpu.figures import LABELS, labels
+    monkeypatch.setenv("D2LGPU_LANGUAGE", "ja")
+    assert labels() == LABELS["ja"] and labels("pt-BR") == LABELS["pt-BR"]
+    monkeypatch.setenv("D2LGPU_LANGUAGE", "xx")
+    with pytest.raises(ValueError, match=r"no labels in 'xx' \(\$D2LGPU_LANGUAGE"):
+        labels()
+
+
+def test_every_language_has_every_word():
+    from d2lgpu.figures import LABELS
+    assert all(set(words) == set(LABELS["en"]) for words in LABELS.values())

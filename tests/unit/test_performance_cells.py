@@ -21,6 +21,8 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+import d2lgpu
+
 from chapter_code import cell_source  # tests/unit/chapter_code.py
 
 CUDA = torch.device("cuda")
@@ -457,10 +459,11 @@ def test_memory_savers_measure_each_way_and_agree(chapter, monkeypatch, small_ba
     chapter["memory"] = torch.cuda
     run(cell("memory-savers"), chapter)
     lines = capsys.readouterr().out.splitlines()
-    assert lines == [f"{way:12} peak 2.93 KiB, same gradient: True"
+    # Each peak is net of what was allocated before: 3000 - 1000 bytes.
+    assert lines == [f"{way + ':':13} peak 1.95 KiB, same gradient: True"
                      for way in ("whole", "accumulated", "checkpointed")] + [
-        f"{'inference':12} peak 2.93 KiB"]
-    assert log == ["reset", "peak"] * 4
+        f"{'inference:':13} peak 1.95 KiB"]
+    assert log == ["allocated", "reset", "peak"] * 4
     assert small_batches == [4096]  # the GPU's batch
 
 
@@ -471,7 +474,7 @@ def test_memory_savers_without_counters_still_check_the_gradients(chapter, capsy
     run(cell("memory-savers"), chapter)
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == [
-        "whole", "accumulated", "checkpointed", "inference"]
+        "whole:", "accumulated:", "checkpointed:", "inference:"]
     assert all(line.endswith("same gradient: True") for line in lines[:3])
 
 
@@ -558,16 +561,17 @@ def test_trace_cell_asks_for_cuda_kernels_and_writes_outputs(chapter, monkeypatc
     assert capsys.readouterr().out.startswith("wrote outputs/trace.json (")
 
 
-def test_mfu_counts_six_flops_per_weight_and_example(chapter, monkeypatch, small_batches,
-                                                     capsys):
+def test_mfu_counts_six_flops_per_weight_and_example_but_four_in_the_first_layer(
+        chapter, monkeypatch, small_batches, capsys):
     # 50% of an H100 SXM's 67 TFLOP/s of float32 (its datasheet row).
     from d2lgpu import Measurement, peaks
 
     chapter["memory"] = None
     run(cell("memory-savers"), chapter)  # the model and batch the cell times
     capsys.readouterr()
-    weights = sum(p.numel() for p in chapter["deep"].parameters())
-    seconds = 6 * len(chapter["Z"]) * weights / (0.5 * 67e12)
+    layers = [layer[0].weight.numel() for layer in chapter["deep"]]
+    flops = len(chapter["Z"]) * (6 * sum(layers) - 2 * layers[0])  # no input gradient
+    seconds = flops / (0.5 * 67e12)
     timed = []
 
     def benchmark(fn, *args, **kwargs):
@@ -576,10 +580,14 @@ def test_mfu_counts_six_flops_per_weight_and_example(chapter, monkeypatch, small
 
     chapter["benchmark"] = benchmark
     monkeypatch.setattr(peaks, "_gpu_name", lambda device: "NVIDIA H100 80GB HBM3")
+    chapter["d2lgpu"] = d2lgpu  # the install cell's import
     run(cell("mfu"), chapter)
     lines = capsys.readouterr().out.splitlines()
     assert timed == [chapter["whole"]]
+    assert lines[0] == "forward and backward: 33.5 TFLOP/s in " + (
+        f"{d2lgpu.format_time(seconds)} ± {d2lgpu.format_time(0.0)}"), lines
     assert lines[1].startswith("50% of the NVIDIA H100 SXM FP32 peak"), lines
+    assert lines[2] == "while timed: no clocks or power sampled"  # no samples
 
 
 def test_clocks_cell_asks_nvidia_smi_for_performance_and_clocks(chapter, monkeypatch,

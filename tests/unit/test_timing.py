@@ -45,7 +45,7 @@ def test_measurement_statistics_and_text(sanitize):
     m = d2lgpu.Measurement(times=(1.0, 2.0, 3.0, 4.0, 5.0), number=10,
                            device=torch.device("cpu"), label="matmul")
     assert (m.median, m.mean, m.iqr) == (3.0, 3.0, 2.0)
-    text = f"matmul: 3.00 s \u00b1 1.00 s (median \u00b1 IQR/2 of 5 blocks of 10 calls, cpu)"
+    text = "matmul: 3.00 s \u00b1 1.00 s (median \u00b1 IQR/2 of 5 blocks of 10 calls, cpu)"
     assert str(m) == text
     assert repr(m) == f"<Measurement {text}>"
     assert sanitize(str(m)) == (

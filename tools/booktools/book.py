@@ -10,6 +10,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDIO_LAB_IMPORT = "https://studiolab.sagemaker.aws/import/github"
+# The branch the launch buttons open: the reader notebooks, plain Markdown
+# (booktools.reader_notebooks; scripts/publish-notebooks.sh pushes them).
+NOTEBOOK_BRANCH = "notebooks"
 
 
 def toc_pages() -> list[str]:
@@ -48,12 +51,13 @@ class Repository:
         return f"{self.book_path}{page}.ipynb"
 
     def colab_url(self, page: str, colab: str) -> str:
+        """Where the page's launch button opens its reader notebook (NOTEBOOK_BRANCH)."""
         return (f"{colab.rstrip('/')}/github/{self.owner}/{self.name}/blob/"
-                f"{self.branch}/{self.notebook(page)}")
+                f"{NOTEBOOK_BRANCH}/{self.notebook(page)}")
 
     def studio_lab_url(self, page: str) -> str:
         return (f"{STUDIO_LAB_IMPORT}/{self.owner}/{self.name}/blob/"
-                f"{self.branch}/{self.notebook(page)}")
+                f"{NOTEBOOK_BRANCH}/{self.notebook(page)}")
 
     def pip_url(self) -> str:
         return f"git+{self.url}@{self.branch}"

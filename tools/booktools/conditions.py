@@ -47,7 +47,7 @@ def _query() -> list[dict]:
         try:
             proc = subprocess.run(["nvidia-smi", f"--query-gpu={query}",
                                    "--format=csv,noheader,nounits"],
-                                  capture_output=True, text=True, timeout=10)
+                                  capture_output=True, text=True, encoding="utf-8", timeout=10)
         except (OSError, subprocess.TimeoutExpired):
             return []
         if proc.returncode == 0:

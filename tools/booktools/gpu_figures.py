@@ -89,7 +89,7 @@ _FIGURE = re.compile(
     rf"(?<![\w.\-–])(?P<first>{_NUM})(?:\s*(?:–|—|-|to|or)\s*(?P<second>{_NUM}))?"
     rf"\s?(?:{_UNIT})(?![\w/])")
 # A bare decimal number a list carries on from an earlier figure: ", 399.5 with", " and 783.8 in".
-_CARRIED = re.compile(rf"(?:,|;|\band|\bor)\s+(?P<num>\d+\.\d+)(?![\w.\-–×/%]|\s*[x×:]|\s*\d)")
+_CARRIED = re.compile(r"(?:,|;|\band|\bor)\s+(?P<num>\d+\.\d+)(?![\w.\-–×/%]|\s*[x×:]|\s*\d)")
 # Sizes of the work, not measurements: "a 64 MiB copy", "a 200 GiB request".
 _WORK_NOUN = re.compile(r"\s*(?:copy|copies|request|tensors?|matri(?:x|ces)|buffers?|"
                         r"blocks?|allocations?|transfers?|arrays?|files?|checkpoints?)\b")

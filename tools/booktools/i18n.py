@@ -500,6 +500,8 @@ def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Pat
             done.source = cell.source  # the same program, its comments translated
             if "mystnb" in cell.metadata:
                 done.metadata["mystnb"] = copy.deepcopy(cell.metadata["mystnb"])
+            if FIGURE_CODE.search(done.source):
+                done.outputs = drawn_in(code, done)
         elif cell.cell_type == "markdown":
             done = nbformat.v4.new_markdown_cell(cell.source, metadata=copy.deepcopy(cell.metadata))
         else:
@@ -508,6 +510,48 @@ def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Pat
         built.cells.append(done)
     built.nbformat, built.nbformat_minor = english.nbformat, english.nbformat_minor
     return built
+
+
+# A cell that draws a d2lgpu.figures figure, whose words are in the language that
+# $D2LGPU_LANGUAGE names: each edition stores it drawn in its own.
+FIGURE_CODE = re.compile(r"^\s*from d2lgpu\.figures import |\bd2lgpu\.figures\.", re.M)
+
+
+def drawn_in(code: str, cell) -> list:
+    """The cell's outputs with each figure it draws drawn again in the edition's language
+    (d2lgpu.figures: the same program, $D2LGPU_LANGUAGE set), as the notebook's inline
+    backend stores it (retina PNG)."""
+    import warnings
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from d2lgpu.figures import LANGUAGE_VARIABLE
+    from IPython.core.pylabtools import retina_figure
+
+    outputs = copy.deepcopy(cell.outputs)
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    before, saved = set(plt.get_fignums()), os.environ.get(LANGUAGE_VARIABLE)
+    os.environ[LANGUAGE_VARIABLE] = code
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # plt.show() on Agg
+            exec(compile(cell.source, "<figure cell>", "exec"), {"plt": plt})
+        drawn = [plt.figure(n) for n in plt.get_fignums() if n not in before]
+        if len(drawn) != len(images):
+            raise ValueError(f"a figure cell drew {len(drawn)} figures and stored "
+                             f"{len(images)}: {cell.source.splitlines()[-1]!r}")
+        for output, figure in zip(images, drawn):
+            output["data"]["image/png"], output["metadata"]["image/png"] = \
+                retina_figure(figure, base64=True)
+    finally:
+        for n in set(plt.get_fignums()) - before:
+            plt.close(n)
+        if saved is None:
+            os.environ.pop(LANGUAGE_VARIABLE, None)
+        else:
+            os.environ[LANGUAGE_VARIABLE] = saved
+    return outputs
 
 
 CODE_BLOCK = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n.*?^\1[ \t]*$", re.M | re.S)
@@ -723,6 +767,9 @@ def report(chapters: Path = CHAPTERS, i18n: Path = I18N) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # a message quotes CJK text: any locale prints it
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     parser = argparse.ArgumentParser(prog="python -m booktools.i18n",
                                      description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)

@@ -125,7 +125,8 @@ def cpu_model() -> str:
     if platform.system() == "Darwin":
         try:
             return subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"],
-                                  capture_output=True, text=True, check=True).stdout.strip()
+                                  capture_output=True, text=True, encoding="utf-8",
+                                  check=True).stdout.strip()
         except (OSError, subprocess.CalledProcessError):
             pass
     return platform.processor() or platform.machine() or "unknown CPU"

@@ -12,12 +12,19 @@ them as links inside the PDF. A link to a page that is not in the PDF (another
 edition) keeps its text and loses its target. A cover page lists the chapters,
 each a link. MathJax typesets the whole, then Chromium prints it on A4 with
 the page number and count in the footer, a document outline from the headings,
-and tags. A CJK edition's text layer then gets its ideographs back where
-Chromium wrote radicals (unify_radicals).
+and tags; then ``finish`` adds the outline (a part, a chapter, a section
+heading: one entry each), the edition's Title, Author and Language, and gives
+a CJK edition's text layer its ideographs back where Chromium wrote radicals.
+The cover says the book's title and author as the edition's site does, and
+lists the chapters under their parts (_toc.yml, the captions in the
+edition's words); each part opens on a page of its own. A number and its unit
+are kept on one line (a no-break space, ``UNITS``).
 
 One Chromium prints every edition, each in its own tab, at the same time.
-An edition's PDF is printed again only when its pages (or this module)
-changed since it was last printed: a hash of them is kept beside the PDF.
+An edition's PDF is printed again only when its pages, this module or the
+Chromium (its path and version) changed since it was last printed: a hash of
+them is kept beside the PDF. SIGTERM or Ctrl-C while printing closes Chromium
+and says so in one line (``Stopped``).
 Without Chromium (booktools.chromium.version: none that says its version)
 nothing is printed, the command says so and succeeds (fails where $CI is set,
 as on GitHub's runners), and the site's pages do not link a PDF
@@ -30,7 +37,11 @@ nodes in the PDF's tags (``(node00000264)``): ``comparable`` blanks those,
 and nothing else (tests/test_reproducible_build.py). Each edition printed names the fonts
 Chromium drew its text with: Chromium embeds an OpenType font with CFF
 outlines (Noto Sans CJK, the CJK editions' font) as Type 3 fonts, which PDF
-readers list without a name.
+readers list without a name. Chromium's PDF (Skia) embeds TrueType outlines
+(glyf) as Type 0 fonts and CFF outlines as Type 3, so book.css prints the CJK
+editions in TrueType CJK fonts where they are installed (BIZ UDGothic for
+Japanese, WenQuanYi Micro Hei for Chinese: .ci/packages); a bold those fonts
+lack is drawn by Chromium as Type 3 too.
 """
 from __future__ import annotations
 
@@ -51,9 +62,11 @@ from pathlib import Path
 
 from booktools import chromium, i18n, typography
 from booktools.book import ROOT, book_config
+from booktools.lock import Locked, locked
 
-__all__ = ["SITE", "file_name", "site_path", "inputs_hash", "unify_radicals", "Printed", "build",
-           "serve", "failure", "WITHOUT_PDFS", "VOLATILE", "comparable", "main"]
+__all__ = ["SITE", "UNITS", "file_name", "site_path", "inputs_hash", "author", "parts",
+           "finish", "Printed", "Stopped", "build", "serve", "failure", "WITHOUT_PDFS",
+           "VOLATILE", "comparable", "main"]
 
 SITE = ROOT / "_build" / "html"
 FORMAT = "A4"  # the paper of most of the editions' readers (Letter is North America's)
@@ -62,6 +75,13 @@ MARGIN = {"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"}
 FOOTER = ('<div style="width: 100%; font-size: 8pt; color: #444; text-align: center; '
           'font-family: sans-serif;"><span class="pageNumber"></span> / '
           '<span class="totalPages"></span></div>')
+# What follows a number with a no-break space in the PDF's text (COMPOSE): units,
+# in every edition's script (regular-expression alternatives, longest first).
+UNITS = "|".join(["[KMGTP]i?B/s", "[KMGTP]i?B", "[KMGTP]?FLOP/s", "[KMGTP]?FLOPs?",
+                  "[KMG]Hz", "ms", "µs", "us", "ns", "s", "W", "V", "%", "×", "x", "bits?",
+                  "bytes?", "GPUs?", "CPUs?", "cores?", "threads?", "processes",
+                  "ビット", "バイト", "秒", "ミリ秒", "倍", "位", "字节", "毫秒", "微秒",
+                  "núcleos?", "vezes"])
 TIMEOUT_MS = 120_000  # per edition: loading, typesetting and printing
 # How to build the HTML alone (booktools.chromium: a missing Chromium prints nothing).
 WITHOUT_PDFS = f"{chromium.VARIABLE}=/nonexistent bash scripts/build-site.sh"
@@ -80,8 +100,10 @@ def site_path(code: str) -> str:
 
 def inputs_hash(code: str, site: Path = SITE) -> str:
     """What the edition's PDF is printed from: its chapter pages (which name their
-    styles and scripts with a hash of each) and this module."""
+    styles and scripts with a hash of each), this module, and the Chromium that
+    prints (its path and version: another or a broken one prints again)."""
     digest = hashlib.sha256(Path(__file__).read_bytes())
+    digest.update(f"{chromium.executable()}\0{chromium.version()}\0".encode())
     for page in i18n.edition_pages(code):
         digest.update((site / i18n.site_path(code, page)).read_bytes())
     return digest.hexdigest()
@@ -116,7 +138,7 @@ def serve(site: Path):
 
 
 # Run in the shell page: put the chapters together as one printable document.
-COMPOSE = r"""async ({pages, title, author, contents}) => {
+COMPOSE = r"""async ({pages, parts, title, author, contents, units}) => {
   const make = (tag, props = {}, ...children) => {
     const el = Object.assign(document.createElement(tag), props);
     el.append(...children);
@@ -129,24 +151,45 @@ COMPOSE = r"""async ({pages, title, author, contents}) => {
     return new DOMParser().parseFromString(await response.text(), 'text/html');
   }));
   const REFERENCES = ['for', 'aria-labelledby', 'aria-describedby', 'aria-controls', 'headers'];
+  // The contents: the chapters outside the parts, then each part's caption and chapters.
   const list = make('ol');
+  const partOf = new Map(parts.flatMap((part, i) => part.slugs.map(slug => [slug, i])));
+  const partLists = parts.map(part => make('ol'));
+  parts.forEach((part, i) => list.append(make('li', {className: 'book-pdf-part-entry'},
+                                              make('a', {href: `#book-pdf-part-${i}`}, part.caption),
+                                              partLists[i])));
   const book = make('div', {className: 'book-pdf'},
     make('section', {className: 'book-pdf-cover', id: 'book-pdf-cover'},
          make('p', {className: 'book-pdf-title'}, title),
          make('p', {className: 'book-pdf-author'}, author),
          make('nav', {ariaLabel: contents}, make('h2', {}, contents), list)));
+  const outline = [];  // [level, title, id]: the PDF's outline (booktools.pdf adds it)
+  const text = el => el.textContent.replace(/[#\u00b6]\s*$/, '').replace(/\s+/g, ' ').trim();
   docs.forEach((doc, i) => {
     const {url, slug} = pages[i];
     const h1 = doc.querySelector('article.bd-article h1');
-    const name = h1 ? h1.textContent.replace(/#\s*$/, '').trim() : slug;
-    list.append(make('li', {}, make('a', {href: `#${slug}`}, name)));
+    const name = h1 ? text(h1) : slug;
+    const entry = make('li', {}, make('a', {href: `#${slug}`}, name));
+    const part = partOf.get(slug);
+    if (part === undefined) {
+      list.insertBefore(entry, list.querySelector('.book-pdf-part-entry'));
+    } else {
+      partLists[part].append(entry);
+      if (parts[part].slugs[0] === slug) {  // a page of its own opens the part
+        book.append(make('section', {className: 'book-pdf-part', id: `book-pdf-part-${part}`},
+                         make('h1', {}, parts[part].caption)));
+        outline.push([0, parts[part].caption, `book-pdf-part-${part}`]);
+      }
+    }
+    outline.push([part === undefined ? 0 : 1, name, slug]);
     const chapter = make('section', {className: 'book-pdf-chapter', id: slug});
     for (const selector of ['#jb-print-docs-body', 'article.bd-article']) {
-      const part = doc.querySelector(selector);
-      if (!part) throw new Error(`${url}: no ${selector}`);
-      chapter.append(document.adoptNode(part));
+      const found = doc.querySelector(selector);
+      if (!found) throw new Error(`${url}: no ${selector}`);
+      chapter.append(document.adoptNode(found));
     }
-    chapter.querySelectorAll('script').forEach(s => s.remove());
+    // The chapter's own contents (the site's print header) repeat the outline.
+    chapter.querySelectorAll('#print-main-content, script').forEach(el => el.remove());
     chapter.querySelectorAll('details').forEach(d => d.open = true);
     for (const el of chapter.querySelectorAll('[id]')) el.id = `${slug}--${el.id}`;
     for (const name of REFERENCES) {
@@ -166,8 +209,24 @@ COMPOSE = r"""async ({pages, title, author, contents}) => {
         a.replaceWith(...a.childNodes);
       }
     }
+    // Each section heading, with the id its own link (the "#" after it) targets.
+    for (const heading of chapter.querySelectorAll('article.bd-article section > :is(h2, h3)')) {
+      const section = heading.closest('section[id]');
+      if (section) outline.push([(part === undefined ? 0 : 1) + Number(heading.tagName[1]) - 1,
+                                 text(heading), section.id]);
+    }
     book.append(chapter);
   });
+  // A number and its unit on one line: a no-break space between them, in the
+  // text (not in code, which shows what a program prints).
+  const unit = new RegExp(`(\\d)[ \\u2009](?=(?:${units})(?![\\p{L}\\p{N}]))`, 'gu');
+  const walker = document.createTreeWalker(book, NodeFilter.SHOW_TEXT, {acceptNode: node =>
+    node.parentElement.closest('pre, code, kbd, .math, mjx-container, script, style') ?
+      NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (unit.test(node.data)) node.data = node.data.replace(unit, '$1\u00a0');
+    unit.lastIndex = 0;
+  }
   const container = document.querySelector('.bd-article-container');
   container.querySelectorAll(':scope > #jb-print-docs-body, :scope > article.bd-article')
       .forEach(el => el.remove());
@@ -192,10 +251,24 @@ COMPOSE = r"""async ({pages, title, author, contents}) => {
   }
   return {
     chapters: pages.length,
+    outline,
     math: document.querySelectorAll('.book-pdf span.math, .book-pdf div.math').length,
     typeset: document.querySelectorAll('.book-pdf mjx-container').length,
   };
 }"""
+
+
+def parts(code: str) -> list[dict]:
+    """The edition's parts: each one's caption in its words and its chapters' names."""
+    import yaml
+
+    toc = yaml.safe_load(i18n.edition_toc(i18n.language(code)))
+    pages = set(i18n.edition_pages(code))
+    return [{"caption": part["caption"],
+             "slugs": [c["file"].rsplit("/", 1)[-1].removesuffix(".md").removesuffix(".ipynb")
+                       for c in part.get("chapters", [])
+                       if c["file"].removesuffix(".md").removesuffix(".ipynb") in pages]}
+            for part in toc.get("parts", [])]
 
 
 def _shell(code: str, site: Path, pages: list[str]) -> str:
@@ -234,19 +307,15 @@ def _unified(match: re.Match) -> str:
     return match[1] + text.encode("utf-16-be").hex().upper() + match[3]
 
 
-def unify_radicals(path: Path) -> int:
+def _unify_radicals(writer) -> int:
     """Map the PDF's CJK glyphs to the ideographs the text has, not to radicals; return how
     many fonts changed.
 
     Noto Sans CJK draws 用 (U+7528) and the radical ⽤ (U+2F64) with one glyph,
     and Chromium's PDF maps each glyph to the lowest character that has it: the
     radical. Copied or searched, 使用 would read 使⽤. The book's text has no
-    radicals, so each goes back to its ideograph (their compatibility mapping,
-    NFKC). Written as an incremental update of the file (pypdf).
+    radicals, so each goes back to its ideograph (their compatibility mapping, NFKC).
     """
-    import pypdf
-
-    writer = pypdf.PdfWriter(path, incremental=True)
     seen, changed = set(), 0
     for page in writer.pages:
         for font in (page["/Resources"].get("/Font") or {}).values():
@@ -262,9 +331,51 @@ def unify_radicals(path: Path) -> int:
             if unified != text:
                 cmap.set_data(unified.encode("latin-1"))
                 changed += 1
-    if changed:
-        writer.write(path)
     return changed
+
+
+def author(code: str) -> str:
+    """The book's author as the edition's site says it (its footer: languages.yml's
+    interface words for _config.yml's author)."""
+    english = book_config().get("author", "")
+    return i18n.language(code).interface.get(english, english)
+
+
+def finish(path: Path, code: str, outline: list) -> None:
+    """What Chromium's PDF lacks, as an incremental update of the file (pypdf): an outline
+    of one entry per part, chapter and section heading (Chromium's own doubles some
+    titles), the Title, Author and Language of the edition, and ideographs, not radicals.
+
+    outline: [level, title, id] in the document's order, each id a named destination
+    (Chromium writes one for each element a link of the document targets).
+    """
+    import pypdf
+    from pypdf.generic import Fit, NameObject, TextStringObject
+
+    lang = i18n.language(code)
+    reader = pypdf.PdfReader(path)
+    destinations = reader.named_destinations
+    missing = [title for _, title, id_ in outline if f"/{id_}" not in destinations]
+    if missing:
+        raise RuntimeError(f"{code}: headings without a destination for the outline: "
+                           f"{', '.join(missing[:5])}")
+    writer = pypdf.PdfWriter(path, incremental=True)
+    if typography.has_cjk(lang.title):
+        _unify_radicals(writer)
+    parents: list = []
+    for level, title, id_ in outline:
+        target = destinations[f"/{id_}"]
+        del parents[level:]
+        item = writer.add_outline_item(title=title,
+                                       page_number=reader.get_destination_page_number(target),
+                                       parent=parents[-1] if parents else None,
+                                       fit=Fit.xyz(left=target.left, top=target.top))
+        parents.append(item)
+    writer.page_mode = "/UseOutlines"
+    writer.add_metadata({"/Title": lang.title, "/Author": author(code),
+                         "/Subject": lang.title})
+    writer._root_object[NameObject("/Lang")] = TextStringObject(code)
+    writer.write(path)
 
 
 async def _fonts(tab) -> tuple[str, ...]:
@@ -299,8 +410,8 @@ async def _print(browser, base: str, code: str, site: Path, target: Path) -> tup
         found = await tab.evaluate(COMPOSE, {
             "pages": [{"url": f"{base}/{i18n.site_path(code, page)}",
                        "slug": page.rsplit("/", 1)[-1]} for page in pages],
-            "title": lang.title, "author": book_config().get("author", ""),
-            "contents": lang.ui["pdf_contents"]})
+            "parts": parts(code), "title": lang.title, "author": author(code),
+            "contents": lang.ui["pdf_contents"], "units": UNITS})
         if found["typeset"] < found["math"]:
             problems.append(f"math left untypeset: {found}")
         if problems:
@@ -309,9 +420,8 @@ async def _print(browser, base: str, code: str, site: Path, target: Path) -> tup
         partial = target.with_suffix(".pdf.part")
         await tab.pdf(path=partial, format=FORMAT, margin=MARGIN, print_background=True,
                       display_header_footer=True, header_template="<span></span>",
-                      footer_template=FOOTER, outline=True, tagged=True)
-        if typography.has_cjk(lang.title):
-            await asyncio.to_thread(unify_radicals, partial)
+                      footer_template=FOOTER, outline=False, tagged=True)
+        await asyncio.to_thread(finish, partial, code, found["outline"])
         partial.replace(target)
         return fonts
     finally:
@@ -385,7 +495,43 @@ def build(codes: list[str] | None = None, site: Path = SITE) -> list[Printed]:
     if missing:
         raise RuntimeError(f"build the site first (bash scripts/build-site.sh): "
                            f"{', '.join(missing[:3])} missing in {site}")
-    return asyncio.run(_build(codes, site))
+    return asyncio.run(_stoppable(_build(codes, site)))
+
+
+class Stopped(SystemExit):
+    """SIGTERM or SIGINT while printing: Chromium closed, nothing half-written kept."""
+
+
+async def _stoppable(work):
+    """Run work; on SIGTERM or SIGINT cancel it (closing Chromium), say so in one line and
+    raise Stopped (exit status 128 + the signal), with none of the Playwright driver's
+    "Task exception was never retrieved" the cancelled tasks would log."""
+    import signal
+
+    loop, task, stopped = asyncio.get_running_loop(), asyncio.current_task(), []
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+
+    def stop(signum: int) -> None:
+        if not stopped:
+            print(f"pdf: stopped by {signal.Signals(signum).name} while printing; no PDF "
+                  f"was left half-written", file=sys.stderr, flush=True)
+        stopped.append(signum)
+        task.cancel()
+
+    for signum in saved:
+        loop.add_signal_handler(signum, stop, signum)
+    loop.set_exception_handler(lambda loop, context: None if stopped
+                               else loop.default_exception_handler(context))
+    try:
+        return await work
+    except asyncio.CancelledError:
+        if stopped:
+            raise Stopped(128 + stopped[0]) from None
+        raise
+    finally:
+        for signum, handler in saved.items():
+            loop.remove_signal_handler(signum)
+            signal.signal(signum, handler)  # asyncio leaves the default, not the one before
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -393,7 +539,6 @@ def main(argv: list[str] | None = None) -> int:
     if argv:
         print(__doc__, file=sys.stderr)
         return 2
-    from booktools.site import Locked, locked  # booktools.site imports this module
     try:
         # The build's lock: a build replaces the site whole, PDFs and all, at its end.
         with locked(SITE.parent, who="pdf"):

@@ -1,25 +1,19 @@
-"""Releases: a tag vX.Y.Z whose install cells and launch links name the tag.
+"""Releases: a tag vX.Y.Z on main, whose install cells pin d2lgpu X.Y.Z from PyPI.
 
-    python -m booktools.release cut X.Y.Z      # scripts/release.sh: two commits and a tag
-    python -m booktools.release check TAG SHA  # the publish workflow, before it builds
+    python -m booktools.release cut X.Y.Z        # scripts/release.sh: one commit, its tag
+    python -m booktools.release pin X.Y.Z        # the install cells alone
+    python -m booktools.release check TAG [SHA]  # the publish workflow, on the tag
 
-Readers open a chapter in Colab from the site's launch button, which names a
-branch or tag of the repository, and the chapter's first cell installs
-``d2lgpu`` from the one it names. Both must name the release, or every
-reader would run whatever ``main`` holds that day. So ``cut``:
-
-1. on the branch checked out (main), sets the version of the release in
-   ``CITATION.cff`` (``version``, ``date-released``, and the preferred
-   citation's ``version`` and ``year``) and ``pyproject.toml`` (d2lgpu's),
-   writes the README's BibTeX again, and commits that;
-2. from that commit, re-points the book to the tag (``booktools.repo``: the
-   install cells, launch links and links of every edition name ``@vX.Y.Z``)
-   and commits that on no branch, then tags this second commit ``vX.Y.Z``;
-3. checks the branch out again, which still names itself, and says what to push.
-
-The tag's commit is main's release commit plus the re-pointing, so ``test``
-runs on exactly what readers get, and ``publish`` deploys it once ``test``
-passes (``check`` refuses a tag whose commit does not name the tag).
+``cut``, from a clean checkout of the branch readers install from (main),
+checks everything before it writes anything: the version, that the tag is
+new, the branch, and every text it rewrites. Then it writes the version and
+date into ``CITATION.cff`` (``version``, ``date-released``, and the preferred
+citation's ``version`` and ``year``), the README's BibTeX, and every install
+cell of every edition, .md and notebook alike (``pin``:
+``%pip install -q "d2lgpu==X.Y.Z"``), commits that and tags the commit.
+d2lgpu's own version is the tag (setuptools-scm), so the wheel that publish
+builds from the tag is the one the cells install. ``check`` refuses a tag
+whose commit is not the tested one, or whose files name another version.
 """
 from __future__ import annotations
 
@@ -33,9 +27,14 @@ from pathlib import Path
 from booktools import citation, repo
 from booktools.book import ROOT
 
-__all__ = ["VERSION", "tag_of", "set_version", "cut", "check", "main"]
+__all__ = ["VERSION", "INSTALL", "tag_of", "install_texts", "pin", "version_texts", "cut",
+           "check", "main"]
 
 VERSION = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)")
+# An install cell's pip line, in a .md or (its quotes escaped) in a notebook's JSON.
+INSTALL = re.compile(r'(%pip install (?:-q|--quiet) )(\\?")(?:d2lgpu @ )?'
+                     r'(?:git\+https://[^"\\]+|d2lgpu==[0-9.]+)\\?"')
+CELLS = ("chapters/*.md", "chapters/*.ipynb", "i18n/*/chapters/*.md", "i18n/*/chapters/*.ipynb")
 
 
 def tag_of(version: str) -> str:
@@ -47,7 +46,8 @@ def tag_of(version: str) -> str:
 def _git(root: Path, *args: str) -> str:
     proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise ValueError(f"git {' '.join(args)}: {proc.stderr.strip()}")
+        said = (proc.stderr.strip() or proc.stdout.strip() or f"exit {proc.returncode}")
+        raise ValueError(f"git {' '.join(args)}: {said}")
     return proc.stdout.strip()
 
 
@@ -58,8 +58,31 @@ def _sub(pattern: str, replacement: str, text: str, what: str) -> str:
     return new
 
 
-def set_version(version: str, date: _dt.date, root: Path = ROOT) -> list[Path]:
-    """Write the release's version and date where they live; return the files written."""
+def install_texts(version: str, root: Path = ROOT) -> dict[Path, str]:
+    """Every file with an install cell, as it reads with the cell pinned to ``version``."""
+    tag_of(version)
+    texts = {}
+    for pattern in CELLS:
+        for path in sorted(root.glob(pattern)):
+            text = path.read_text(encoding="utf-8")
+            if INSTALL.search(text):
+                texts[path] = INSTALL.sub(lambda m: f"{m[1]}{m[2]}d2lgpu=={version}{m[2]}", text)
+    if not texts:
+        raise ValueError("found no install cell (%pip install -q \"...\") in the chapters")
+    return texts
+
+
+def pin(version: str, root: Path = ROOT) -> list[Path]:
+    """Pin every install cell to d2lgpu==version; return the files changed."""
+    changed = {path: text for path, text in install_texts(version, root).items()
+               if text != path.read_text(encoding="utf-8")}
+    for path, text in changed.items():
+        path.write_text(text, encoding="utf-8")
+    return sorted(changed)
+
+
+def version_texts(version: str, date: _dt.date, root: Path = ROOT) -> dict[Path, str]:
+    """CITATION.cff and README.md as they read with the release's version and date."""
     cff = root / "CITATION.cff"
     text = cff.read_text(encoding="utf-8")
     text = _sub(r'^version: ".*"$', f'version: "{version}"', text, "version in CITATION.cff")
@@ -71,26 +94,18 @@ def set_version(version: str, date: _dt.date, root: Path = ROOT) -> list[Path]:
     cited = _sub(r'^  version: ".*"$', f'  version: "{version}"', cited,
                  "preferred-citation version")
     cited = _sub(r"^  year: \d+$", f"  year: {date.year}", cited, "preferred-citation year")
-    cff.write_text(head + sep + cited, encoding="utf-8")
-    pyproject = root / "pyproject.toml"
-    pyproject.write_text(_sub(r'^version = ".*"$', f'version = "{version}"',
-                              pyproject.read_text(encoding="utf-8"),
-                              "version in pyproject.toml"), encoding="utf-8")
+    new_cff = head + sep + cited
     readme = root / "README.md"
     text = readme.read_text(encoding="utf-8")
     block = re.compile(r"```bibtex\n.*?```", re.S)
     if not block.search(text):
         raise ValueError("found no ```bibtex block in README.md")
-    readme.write_text(block.sub(lambda _: f"```bibtex\n{citation.bibtex(cff)}```", text,
-                                count=1), encoding="utf-8")
-    problems = citation.problems(cff)
-    if problems:
-        raise ValueError("CITATION.cff would not validate:\n" + "\n".join(problems))
-    return [cff, pyproject, readme]
+    bibtex = citation.bibtex(text=new_cff)
+    return {cff: new_cff, readme: block.sub(lambda _: f"```bibtex\n{bibtex}```", text, count=1)}
 
 
 def cut(version: str, root: Path = ROOT, today: _dt.date | None = None) -> str:
-    """Make the release commit, the tag's commit and the tag (module docstring); return it."""
+    """Check, then make the release commit on the branch and tag it; return the tag."""
     tag = tag_of(version)
     branch = _git(root, "symbolic-ref", "--quiet", "--short", "HEAD")
     if _git(root, "status", "--porcelain"):
@@ -101,24 +116,18 @@ def cut(version: str, root: Path = ROOT, today: _dt.date | None = None) -> str:
     if address.branch != branch:
         raise ValueError(f"_config.yml names the branch {address.branch}, but {branch} is "
                          "checked out: release from the branch readers install from")
-    changed = set_version(version, today or _dt.datetime.now(_dt.timezone.utc).date(), root)
-    _git(root, "add", "--", *map(str, changed))
-    _git(root, "commit", "-q", "-m", f"Release {version}: its version in CITATION.cff, "
-         "pyproject.toml and the README's BibTeX")
-    _git(root, "checkout", "-q", "--detach")
-    try:
-        repointed = repo.repoint(address.url, tag, root)
-        _git(root, "add", "--", *map(str, repointed))
-        _git(root, "commit", "-q", "-m", f"{tag}: the install cells and launch links name "
-             f"the tag ({len(repointed)} files, by booktools.release)")
-        _git(root, "tag", "-a", tag, "-m", f"GPUs from PyTorch {version}")
-    finally:
-        subprocess.run(["git", "checkout", "-q", "--force", branch], cwd=root,
-                       capture_output=True)
+    date = today or _dt.datetime.now(_dt.timezone.utc).date()
+    texts = {**version_texts(version, date, root), **install_texts(version, root)}
+    for path, text in texts.items():
+        path.write_text(text, encoding="utf-8")
+    _git(root, "add", "--", *map(str, texts))
+    _git(root, "commit", "-q", "-m", f"Release {version}: its version in CITATION.cff and the "
+         f"README's BibTeX, and the install cells pinned to d2lgpu=={version}")
+    _git(root, "tag", "-a", tag, "-m", f"GPUs from PyTorch {version}")
     return tag
 
 
-def check(tag: str, sha: str, root: Path = ROOT) -> list[str]:
+def check(tag: str, sha: str = "", root: Path = ROOT) -> list[str]:
     """Why the checked-out commit may not be published as tag (empty: it may)."""
     if not re.fullmatch(r"v" + VERSION.pattern, tag):
         return [f"{tag} is not a release tag (vMAJOR.MINOR.PATCH)"]
@@ -132,14 +141,13 @@ def check(tag: str, sha: str, root: Path = ROOT) -> list[str]:
         found.append(f"the tag {tag} is commit {tagged[:12]}, not the tested {sha[:12]}")
     if head != tagged:
         found.append(f"the checkout is {head[:12]}, not the tag's commit {tagged[:12]}")
-    branch = repo.configured(root).branch
-    if branch != tag:
-        found.append(f"_config.yml names {branch}, not {tag}: the install cells would not "
-                     "install the release (cut releases with bash scripts/release.sh)")
-    found += repo.problems(root)
     version = str(citation.load(root / "CITATION.cff").get("version"))
     if f"v{version}" != tag:
         found.append(f"CITATION.cff's version is {version}, not {tag[1:]}")
+    unpinned = [path for path, text in install_texts(tag[1:], root).items()
+                if text != path.read_text(encoding="utf-8")]
+    found += [f"{path.relative_to(root)}: its install cell does not pin d2lgpu=={tag[1:]} "
+              "(cut releases with bash scripts/release.sh)" for path in unpinned]
     return found
 
 
@@ -147,8 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m booktools.release",
                                      description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    c = sub.add_parser("cut", help="the release commit, the tag's commit and the tag")
-    c.add_argument("version", help="MAJOR.MINOR.PATCH")
+    for name, what in (("cut", "the release commit and its tag"),
+                       ("pin", "pin every install cell to d2lgpu==VERSION")):
+        sub.add_parser(name, help=what).add_argument("version", help="MAJOR.MINOR.PATCH")
     k = sub.add_parser("check", help="whether the checkout may be published as TAG")
     k.add_argument("tag")
     k.add_argument("sha", nargs="?", default="", help="the commit that test passed on")
@@ -156,11 +165,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "cut":
             branch = _git(ROOT, "symbolic-ref", "--quiet", "--short", "HEAD")
-            tag = cut(args.version)
-            print(f"release: {branch} has the release commit and {tag} its re-pointed child; "
+            tag = cut(args.version, ROOT)
+            print(f"release: {tag} tags the release commit on {branch}; "
                   f"publish with: git push origin {branch} {tag}")
             return 0
-        found = check(args.tag, args.sha)
+        if args.command == "pin":
+            changed = pin(args.version, ROOT)
+            print(f"release: {len(changed)} files now install d2lgpu=={args.version}; "
+                  "commit them (nothing was executed)")
+            return 0
+        found = check(args.tag, args.sha, ROOT)
         for problem in found:
             print(f"release: {problem}", file=sys.stderr)
         if not found:

@@ -1,35 +1,23 @@
 """The book's GitHub repository: named once in _config.yml, repeated where it must be.
 
-    python -m booktools.repo                  # the address, and every file that repeats it
-    python -m booktools.repo check            # exit 1, naming each place that disagrees
-    python -m booktools.repo set URL [--branch BRANCH]
-        Re-point the book (a fork, a renamed repository): _config.yml's
-        ``repository`` and every place below, all files or none.
+    python -m booktools.repo           # the address, and every file that repeats it
+    python -m booktools.repo check     # exit 1, naming each place that disagrees
 
 ``_config.yml`` (``repository.url`` and ``branch``) is the source: the launch
 buttons and the site's footer are derived from it while the site builds. The
-places that must repeat it (``PLACES``) are each chapter's install cell and
-the ``ddp_train.py`` download in every edition (the .md and its notebook),
-the links of the README, CONTRIBUTING.md and MAINTAINING.md (clone, Colab,
-the site on GitHub Pages, the BibTeX) and ``CITATION.cff``. Every GitHub address in them (a
-repository on github.com, a raw file, a Pages site, a Colab or Studio Lab
-link to a notebook) must be the book's, with its branch where it names one,
-unless it is another project's, listed in ``ELSEWHERE``.
-
-``set`` rewrites each of those addresses and nothing else: a notebook stays
-byte for byte what it was apart from the address (it is not executed), its
-.md twin and every translation change alike (booktools.notebooks and
-booktools.i18n check agree afterwards), and a translation that was up to date
-with its English chapter is stamped again (the English prose holds the
-address too). Recorded runs (runs/) keep the address they ran with.
+places that repeat it (``PLACES``): the chapters of every edition (an install
+cell from git), the README, the guides and
+``CITATION.cff``. Every GitHub address in them (a repository, a raw file, a
+Pages site, a Colab or Studio Lab link) must be the book's, with its branch
+where it names one, unless it is another project's, listed in ``ELSEWHERE``.
+A fork edits ``_config.yml``, then each place ``check`` names (file:line);
+released install cells name PyPI, not the repository (booktools.release).
 """
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,10 +26,11 @@ import yaml
 from booktools.book import ROOT
 
 __all__ = ["Address", "Mention", "PLACES", "ELSEWHERE", "parse_url", "configured",
-           "place_files", "mentions", "problems", "repoint", "main"]
+           "place_files", "mentions", "problems", "main"]
 
 # The files that repeat the address (globs under the book's root).
 PLACES = ("_config.yml", "README.md", "CONTRIBUTING.md", "MAINTAINING.md", "CITATION.cff",
+          "runbooks/*.md",
           "chapters/*.md", "chapters/*.ipynb", "chapters/*.py", "chapters/_snippets/*.md",
           "i18n/*/chapters/*.md", "i18n/*/chapters/*.ipynb", "i18n/*/_snippets/*.md")
 # Other projects' repositories that the places may link to, as "owner/name".
@@ -116,7 +105,7 @@ def parse_url(url: str, branch: str = "main") -> Address:
 
 def configured(root: Path = ROOT) -> Address:
     """The address _config.yml names (``repository.url`` and ``branch``)."""
-    repository = (yaml.safe_load((root / "_config.yml").read_text()) or {}).get("repository") or {}
+    repository = (yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8")) or {}).get("repository") or {}
     try:
         return parse_url(str(repository.get("url", "")), str(repository.get("branch") or "main"))
     except ValueError as error:
@@ -140,7 +129,7 @@ def _mentions(text: str, path: Path) -> list[Mention]:
 
 def mentions(root: Path = ROOT) -> list[Mention]:
     """Every GitHub address in the places, in file and line order."""
-    return [m for path in place_files(root) for m in _mentions(path.read_text(), path)]
+    return [m for path in place_files(root) for m in _mentions(path.read_text(encoding="utf-8"), path)]
 
 
 def _disagreements(found: list[Mention], address: Address, root: Path) -> list[str]:
@@ -154,125 +143,13 @@ def problems(root: Path = ROOT) -> list[str]:
     return _disagreements(mentions(root), configured(root), root)
 
 
-def _replace(match: re.Match, form: str, new: Address) -> str:
-    if form == "repository":
-        text = f"{new.url}{match['git'] or ''}"
-        return text + (f"{match['sep']}{new.branch}" if match["branch"] else "")
-    if form == "raw file":
-        return f"https://raw.githubusercontent.com/{new.owner}/{new.name}/{new.branch}/"
-    if form == "Pages site":
-        return f"https://{new.owner.lower()}.github.io/{new.name}"
-    return f"https://{match['host']}/github/{new.owner}/{new.name}/blob/{new.branch}/"
-
-
-def _repointed(text: str, old: Address, new: Address) -> str:
-    """The text with every mention of old (and only those) naming new instead."""
-    for form, pattern in FORMS.items():
-        def swap(match: re.Match, form=form) -> str:
-            mention = Mention(Path(), 0, form, match.group(0), match["owner"], match["name"],
-                              match.groupdict().get("branch"))
-            return _replace(match, form, new) if mention.names(old) else match.group(0)
-        text = pattern.sub(swap, text)
-    return text
-
-
-REPOSITORY_BRANCH = re.compile(r"^(repository:[ \t]*\n(?:(?:[ \t]+.*)?\n)*?[ \t]+branch:[ \t]*)"
-                               r"(\S+)", re.M)
-
-
-def _config_text(text: str, old: Address, new: Address) -> str:
-    text = _repointed(text, old, new)
-    text, count = REPOSITORY_BRANCH.subn(lambda m: m.group(1) + new.branch, text, count=1)
-    if count == 0:  # no branch yet: add one under the url
-        text = re.sub(r"^([ \t]+)(url:.*\n)", rf"\g<1>\g<2>\g<1>branch: {new.branch}\n", text,
-                      count=1, flags=re.M)
-    return text
-
-
-def _restamped(texts: dict[Path, str], old_texts: dict[Path, str], root: Path) -> None:
-    """Stamp again each translation that was up to date with its English chapter."""
-    from booktools import i18n
-    for path, text in texts.items():
-        relative = path.relative_to(root).parts
-        if len(relative) != 4 or relative[0] != "i18n" or path.suffix != ".md":
-            continue
-        english = root / "chapters" / path.name
-        if english not in texts:
-            continue
-        before, after = i18n.prose_hash(old_texts[english]), i18n.prose_hash(texts[english])
-        if before == after or i18n.recorded_hash(old_texts[path]) != before:
-            continue
-        front, sep, rest = text.partition("\n---\n")
-        texts[path] = front.replace(before, after, 1) + sep + rest
-        if i18n.recorded_hash(texts[path]) != after:
-            raise ValueError(f"{path.relative_to(root)}: could not stamp the translation again")
-
-
-def repoint(url: str, branch: str | None = None, root: Path = ROOT) -> list[Path]:
-    """Make the book name another repository (and branch); return the files changed.
-
-    Everything is checked before a file is written: a bad URL or branch, or a
-    place that already disagrees with _config.yml, raises ValueError and
-    changes nothing. The files are then each written whole (a temporary file,
-    renamed over it).
-    """
-    old = configured(root)
-    new = parse_url(url, branch or old.branch)
-    stale = problems(root)
-    if stale:
-        raise ValueError("these places already disagree with _config.yml; make them agree "
-                         "(or list other projects' repositories in booktools.repo.ELSEWHERE) "
-                         "first:\n" + "\n".join(stale))
-    old_texts = {path: path.read_text() for path in place_files(root)}
-    texts = {}
-    for path, text in old_texts.items():
-        texts[path] = (_config_text(text, old, new) if path == root / "_config.yml"
-                       else _repointed(text, old, new))
-    _restamped(texts, old_texts, root)
-    changed = {path: text for path, text in texts.items() if text != old_texts[path]}
-    # What is about to be written must name the new address, everywhere.
-    config = yaml.safe_load(texts[root / "_config.yml"])["repository"]
-    assert parse_url(config["url"], str(config["branch"])) == new, config
-    left = [m for path, text in texts.items() for m in _mentions(text, path)]
-    left = _disagreements(left, new, root)
-    if left:
-        raise ValueError("re-pointing would leave these addresses:\n" + "\n".join(left))
-    temporary = []
-    try:
-        for path, text in changed.items():
-            with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False,
-                                             prefix=f".{path.name}.", encoding="utf-8",
-                                             newline="") as tmp:
-                tmp.write(text)
-            os.chmod(tmp.name, path.stat().st_mode & 0o7777)
-            temporary.append((tmp.name, path))
-    except BaseException:
-        for name, _ in temporary:
-            os.unlink(name)
-        raise
-    for name, path in temporary:
-        os.replace(name, path)
-    return sorted(changed)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m booktools.repo",
                                      description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("check", help="exit 1 when a place disagrees with _config.yml")
-    s = sub.add_parser("set", help="re-point the book to another repository")
-    s.add_argument("url", help="https://github.com/OWNER/NAME")
-    s.add_argument("--branch", help="the branch readers install from (default: unchanged)")
     args = parser.parse_args(argv)
     try:
-        if args.command == "set":
-            old = configured()
-            changed = repoint(args.url, args.branch)
-            for path in changed:
-                print(f"repo: {path.relative_to(ROOT)}")
-            print(f"repo: {len(changed)} files now name {configured()} instead of {old}; "
-                  "commit them (the notebooks were not executed)")
-            return 0
         found = problems()
         if args.command == "check":
             print("\n".join(found) or f"repo: every place names {configured()}")

@@ -8,16 +8,11 @@ cell tagged ``hardware`` carries a name in its metadata (``name``, unique in
 its chapter). An executed notebook keeps it, so a recording belongs to one
 cell by (chapter, name), wherever that cell moves. It is *current* while the
 recorded source is the same program as the chapter's (``same_program``: a
-line split or a comment reworded aside), else an *earlier version*. A run
-recorded before its cells had names gets them once from
-runs/<machine>/names.json, a mapping whose every pair must be similar in
-source (``python -m booktools.runs name MACHINE``).
+line split or a comment reworded aside), else an *earlier version*.
 
     python -m booktools.runs record MACHINE [--label L] [--chapter NAME ...] [--replace]
         Execute every chapter here in a fresh kernel and store runs/MACHINE/
         (refused over a recording made on other GPUs, unless --replace).
-    python -m booktools.runs name MACHINE
-        Write the names of runs/MACHINE/names.json into its notebooks.
     python -m booktools.runs pins
         What recording needs besides torch, pinned (scripts/record-wheels.sh).
     python -m booktools.runs report
@@ -56,7 +51,7 @@ from booktools.kernels import Stopped, execute
 
 __all__ = [
     "Match", "Run", "NbvalComparison", "read_run", "runs", "pair_cells", "check_run",
-    "named_cells", "name_problems", "names_problems", "apply_names", "printed_line", "similarity", "cell_status",
+    "named_cells", "name_problems", "printed_line", "cell_status",
     "hardware_report", "format_report", "stale_cells", "package_changes", "record", "strip_volatile", "code_cells",
     "ArtifactWatch", "artifact_problems", "replacement_problem", "record_pins", "ARTIFACTS", "ARTIFACT_MAX_BYTES",
     "normalise_source", "same_program", "restore_interrupted", "earlier_change",
@@ -67,10 +62,7 @@ RUNS = ROOT / "runs"
 CHAPTERS = ROOT / "chapters"
 SANITIZE_CFG = ROOT / "tests" / "sanitize.cfg"
 HARDWARE_TAG = "hardware"
-NAMES_FILE = "names.json"  # runs/<machine>/names.json: names given after recording
 NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-# A names.json pair must be at least this similar (booktools.runs.similarity).
-SIMILAR = 0.7
 # run.json: every key must be there (check_run).
 RUN_KEYS = {
     "label": str,        # the machine, e.g. "NVIDIA H100"; its tab says "H100"
@@ -176,21 +168,6 @@ def name_problems(nb, where: str) -> list[str]:
         else:
             seen[name] = index
     return problems
-
-
-def similarity(a: str, b: str) -> float:
-    """How alike two cell sources are, from 0 to 1.
-
-    The larger of difflib's ratio and the share of the shorter cell's lines
-    that the other holds (a cell split out of a longer one is similar to it).
-    """
-    a, b = normalise_source(a), normalise_source(b)
-    ratio = difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
-    lines_a = {line.strip() for line in a.splitlines() if line.strip()}
-    lines_b = {line.strip() for line in b.splitlines() if line.strip()}
-    shorter, longer = sorted((lines_a, lines_b), key=len)
-    held = len(shorter & longer) / len(shorter) if shorter else 0.0
-    return max(ratio, held)
 
 
 @dataclass(frozen=True)
@@ -388,7 +365,7 @@ def check_run(run: Run, chapters: Path = CHAPTERS) -> list[str]:
                      if any(key in cell.get("metadata", {}) for cell in nb.cells)]
         # Names given after recording may be on untagged cells; each once.
         problems += [p for p in name_problems(nb, where) if "no name" not in p]
-    return problems + names_problems(run, chapters) + artifact_problems(run)
+    return problems + artifact_problems(run)
 
 
 def artifact_problems(run: Run) -> list[str]:
@@ -414,99 +391,6 @@ def artifact_problems(run: Run) -> list[str]:
             problems.append(f"{where}: {path.stat().st_size} bytes, more than "
                             f"{ARTIFACT_MAX_BYTES}")
     return problems
-
-
-# --- names.json: names given to a run recorded before its cells had them ---
-
-def _read_names(folder: Path) -> dict:
-    path = folder / NAMES_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-
-
-def _named_cells(chapters: Path, chapter: str) -> dict[str, str]:
-    """name -> source of the chapter's named code cells."""
-    path = chapters / f"{chapter}.ipynb"
-    named = named_cells(read_notebook(path)) if path.is_file() else {}
-    return {name: cell["source"] for name, cell in named.items()}
-
-
-def _entry_problems(cells: list, current: dict[str, str], entry: dict) -> list[str]:
-    """What is wrong with one names.json entry, the recorded cells' names aside."""
-    j, name = entry.get("cell"), entry.get("name")
-    if not isinstance(j, int) or not 0 <= j < len(cells):
-        return [f"cell {j!r} is not a recorded code cell"]
-    if cell_name(cells[j]) not in (None, name):
-        return [f"recorded cell {j} is named {cell_name(cells[j])!r}, not {name!r}"]
-    if name in current and similarity(cells[j]["source"], current[name]) < SIMILAR:
-        return [f"recorded cell {j} and the chapter's cell {name!r} are "
-                f"{similarity(cells[j]['source'], current[name]):.2f} alike (< {SIMILAR}): "
-                "the cell was rewritten; give it a new name or drop this entry"]
-    return []
-
-
-def _names_entries(run: Run, chapters: Path):
-    """(chapter, problem or None, recorded cells, chapter's named cells, entries) per chapter."""
-    for chapter, entries in _read_names(run.folder).items():
-        if chapter == "about":
-            continue
-        nb = run.notebooks.get(chapter)
-        if nb is None:
-            yield chapter, "no recording of this chapter", [], {}, []
-        else:
-            yield chapter, None, code_cells(nb), _named_cells(chapters, chapter), entries
-
-
-def names_problems(run: Run, chapters: Path = CHAPTERS) -> list[str]:
-    """Where runs/<machine>/names.json and the recorded notebooks disagree.
-
-    Each entry {"cell": recorded code-cell index, "name": ...} must name a
-    recorded cell that carries that name, and while the chapter still has a
-    cell of that name, the two sources must be at least SIMILAR.
-    """
-    problems = []
-    for chapter, missing, cells, current, entries in _names_entries(run, chapters):
-        where = f"{run.machine}/{NAMES_FILE}: {chapter}"
-        problems += [f"{where}: {missing}"] if missing else []
-        for entry in entries:
-            found = _entry_problems(cells, current, entry)
-            j = entry.get("cell")
-            if not found and cell_name(cells[j]) != entry.get("name"):
-                found = [f"recorded cell {j} has no name yet "
-                         f"(python -m booktools.runs name {run.machine})"]
-            problems += [f"{where}: {p}" for p in found]
-    return problems
-
-
-def apply_names(folder: Path, chapters: Path = CHAPTERS) -> int:
-    """Write names.json's names into the recorded notebooks; return how many.
-
-    Refuses, writing nothing, when an entry names a cell that is missing,
-    already named otherwise, or not similar to the chapter's cell of that name.
-    """
-    import nbformat
-    run = read_run(folder)
-    problems, written, changed = [], 0, []
-    for chapter, missing, cells, current, entries in _names_entries(run, chapters):
-        problems += [f"{chapter}: {missing}"] if missing else []
-        for entry in entries:
-            found = _entry_problems(cells, current, entry)
-            if not found and entry.get("name") not in current:
-                found = [f"no cell named {entry.get('name')!r} in the chapter"]
-            problems += [f"{chapter}: {p}" for p in found]
-            if not found:
-                cells[entry["cell"]].metadata["name"] = entry["name"]
-                written += 1
-        if cells:
-            changed.append(chapter)
-            problems += [p for p in name_problems(run.notebooks[chapter], chapter)
-                         if "no name" not in p]
-    if not changed and not problems:
-        raise SystemExit(f"runs: no {folder / NAMES_FILE} to apply")
-    if problems:
-        raise SystemExit("runs: names not applied:\n  " + "\n  ".join(problems))
-    for chapter in changed:
-        nbformat.write(run.notebooks[chapter], folder / f"{chapter}.ipynb")
-    return written
 
 
 def printed_line(cell) -> str:
@@ -1086,8 +970,6 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--replace", action="store_true",
                      help="overwrite a recording made on other GPUs (or on a GPU, from a "
                           "machine without one)")
-    name = sub.add_parser("name", help="write runs/MACHINE/names.json into its notebooks")
-    name.add_argument("machine")
     sub.add_parser("pins", help="what recording needs besides torch, pinned, one a line")
     sub.add_parser("report", help="hardware cells with a current recording, per chapter")
     stale = sub.add_parser("stale", help="hardware cells without a current recording on MACHINE")
@@ -1103,15 +985,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run_command(args) -> int:
-    if args.command == "name":
-        _check_machine_name(args.machine)
-        folder = RUNS / args.machine
-        for said in restore_interrupted(RUNS):
-            print(said, file=sys.stderr)
-        if not (folder / "run.json").is_file():
-            raise SystemExit(f"runs: no recorded run runs/{args.machine}/run.json")
-        print(f"name: {apply_names(folder)} cells named in runs/{args.machine}/")
-        return 0
     if args.command == "stale":
         _check_machine_name(args.machine)
         folder = RUNS / args.machine

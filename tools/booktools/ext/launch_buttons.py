@@ -7,13 +7,19 @@ appends one to that same dropdown while the page is being rendered
 (``html-page-context``, after the theme's own handlers), derived from the same
 repository settings: Studio Lab's import address is
 ``https://studiolab.sagemaker.aws/import/github/<owner>/<repo>/blob/<branch>/<path>.ipynb``
-(it opens notebooks only, not markdown).
+(it opens notebooks only, not markdown). Both open the page's reader notebook
+on the branch ``NOTEBOOK_BRANCH`` (booktools.reader_notebooks: its MyST
+rendered as plain Markdown), at the path of its source notebook.
 
 The book is built from the chapter notebooks, so the theme's download
 dropdown offers the page's source, ``chapters/X.ipynb``: the very file that
 Colab and Studio Lab open. Where that notebook has a jupytext-paired MyST
 markdown twin (``chapters/X.md``, the file people edit), this extension
 offers it beside the notebook and copies it into the site's ``_sources/``.
+
+The theme's "open issue" link opens a form whose title and text are in the
+edition's words (``issue_title``, ``issue_body``), naming the edition's page
+by its path and address, not the English page's path.
 
 The buttons' tooltips are in the page's language (``launch_colab``,
 ``launch_studio_lab`` and ``download_md`` in i18n/languages.yml): the theme
@@ -28,6 +34,7 @@ from typing import Any
 from sphinx.application import Sphinx
 
 from booktools import i18n
+from booktools.book import NOTEBOOK_BRANCH
 
 STUDIO_LAB_IMPORT = "https://studiolab.sagemaker.aws/import/github"
 
@@ -67,10 +74,13 @@ def add_studio_lab_button(app: Sphinx, pagename: str, templatename: str,
     parts = repository_parts(app.config.html_theme_options)
     if group is None or parts is None:
         return
+    owner, repo, branch, book = parts
     for button in group["buttons"]:
         if button.get("text") == "Colab":
             button["tooltip"] = _words(app)["launch_colab"]
-    owner, repo, branch, book = parts
+            # The reader notebook (plain Markdown), not the MyST source on `branch`.
+            button["url"] = button["url"].replace(f"/blob/{branch}/", f"/blob/{NOTEBOOK_BRANCH}/", 1)
+    branch = NOTEBOOK_BRANCH
     path = f"{book}/{pagename}.ipynb" if book else f"{pagename}.ipynb"
     group["buttons"].append({
         "type": "link",
@@ -80,6 +90,35 @@ def add_studio_lab_button(app: Sphinx, pagename: str, templatename: str,
         "url": studio_lab_url(owner, repo, branch, path),
         "label": "launch-studio-lab",
     })
+
+
+def _buttons(buttons: list) -> list:
+    """Every button of the header, those inside its dropdowns too."""
+    return [b for button in buttons for b in [button, *_buttons(button.get("buttons", []))]]
+
+
+def issue_url(code: str, pagename: str, repo_url: str) -> str:
+    """A new issue's form, its title and text in the edition's words, naming the
+    edition's page (its path from the site's root and its address)."""
+    from urllib.parse import urlencode
+
+    from booktools.book import book_config
+    lang = i18n.language(code)
+    page = i18n.site_path(code, pagename)
+    url = book_config()["html"]["baseurl"].rstrip("/") + "/" + page
+    words = {"page": f"/{page}", "url": url, "edition": lang.name}
+    query = urlencode({"title": lang.ui["issue_title"].format(**words),
+                       "body": lang.ui["issue_body"].format(**words)})
+    return f"{repo_url.rstrip('/')}/issues/new?{query}"
+
+
+def localise_issue_button(app: Sphinx, pagename: str, templatename: str,
+                          context: dict[str, Any], doctree) -> None:
+    """The theme's "open issue" link pre-fills English naming the English page's path."""
+    url = app.config.html_theme_options.get("repository_url", "")
+    for button in _buttons(context.get("header_buttons", [])):
+        if button.get("label") == "source-issues-button" and "github.com/" in url:
+            button["url"] = issue_url(i18n.for_sphinx(app.config.language).code, pagename, url)
 
 
 def offer_markdown_twin(app: Sphinx, pagename: str, templatename: str,
@@ -116,5 +155,6 @@ def setup(app: Sphinx) -> dict:
     # The theme fills header_buttons at priority 501; run after it.
     app.connect("html-page-context", add_studio_lab_button, priority=600)
     app.connect("html-page-context", offer_markdown_twin, priority=600)
+    app.connect("html-page-context", localise_issue_button, priority=600)
     app.connect("build-finished", copy_markdown_twins)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -16,6 +16,9 @@ Parts of MathJax that the entry script can never load are not shipped
 rule data of every language but English (the accessibility explorer of the
 math menu reads only the reader's language, English here). page_scripts.py
 keeps MathJax off the pages without math.
+sphinx-mathjax-offline (PyPI, the same MathJax) does not fit: it copies all
+of MathJax, every output and language, after the build, and npm stays anyway
+for axe-core (tests/browser/axe_scan.py).
 """
 from __future__ import annotations
 

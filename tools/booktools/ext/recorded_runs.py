@@ -25,6 +25,7 @@ tabs to click.
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import re
@@ -36,6 +37,7 @@ from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
+from myst_nb.core.utils import coalesce_streams
 from sphinx_design.shared import create_component
 
 from booktools import files, i18n, runs
@@ -45,8 +47,7 @@ LOGGER = logging.getLogger(__name__)
 
 
 def _literal(text: str, classes: list[str], language: str = "none") -> nodes.literal_block:
-    # The text as printed, its last newline too (as myst-nb keeps the build's
-    # own): booktools.ext.merged_streams joins a stream's parts end to end.
+    # The text as printed, its last newline too (as myst-nb keeps the build's own).
     text = files.ANSI_ESCAPE.sub("", text)
     node = nodes.literal_block(text, text, classes=classes)
     node["language"] = language
@@ -204,7 +205,9 @@ class RecordedRunsTransform(SphinxTransform):
     def _outputs(self, chapter, index, cell, run, recorded) -> list[nodes.Node]:
         found = []
         tags = cell.get("cell_metadata", {}).get("tags", [])
-        for k, output in enumerate(recorded.get("outputs", [])):
+        # A stream's parts as one block, as myst-nb's nb_merge_streams shows the build's own.
+        outputs = coalesce_streams(copy.deepcopy(recorded.get("outputs", [])))
+        for k, output in enumerate(outputs):
             kind = output.get("output_type")
             if kind == "stream" and f"remove-{output.get('name')}" in tags:
                 continue  # as myst-nb treats the build's own output

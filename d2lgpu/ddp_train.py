@@ -1,14 +1,17 @@
 """Train the book's linear-regression model with DistributedDataParallel.
 
 This script belongs to the chapter "Beyond one device"
-(chapters/distributed.md), which explains every part of it. It runs in two
+(chapters/distributed.md), which explains every part of it. It ships with
+d2lgpu, so that the chapter runs offline once the package is installed, and
+imports nothing but torch: torchrun may start it by module or by its path
+(d2lgpu.launch does, to spare each rank importing d2lgpu). It runs in two
 ways:
 
     # several processes on one machine, started by torchrun (the DDP run)
-    torchrun --standalone --nproc-per-node=2 ddp_train.py --out ddp.json
+    torchrun --standalone --nproc-per-node=2 -m d2lgpu.ddp_train --out ddp.json
 
     # one plain process, no process group (the reference run)
-    python ddp_train.py --out single.json
+    python -m d2lgpu.ddp_train --out single.json
 
 With GPUs (at least one per process) every process drives its own GPU and the
 processes talk through NCCL; otherwise every process computes on the CPU and
@@ -37,6 +40,10 @@ from torch import nn
 from torch.distributed.elastic.multiprocessing.errors import record
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+__all__ = ["TRUE_W", "TRUE_B", "make_data", "make_model", "group_options",
+           "setup", "gather_to_rank0", "show_all_reduce", "train",
+           "parse_args", "main"]
 
 TRUE_W = (2.0, -3.4)
 TRUE_B = 4.2
@@ -126,7 +133,11 @@ def train(args, rank: int, world_size: int, device: torch.device,
     per_rank = args.batch_size // world_size
     sampler = DistributedSampler(data, num_replicas=world_size, rank=rank,
                                  shuffle=True, seed=args.seed)
-    loader = DataLoader(data, batch_size=per_rank, sampler=sampler)
+    # On a GPU, as in the networks chapter, batches come pinned and are
+    # copied without blocking: a step does not wait for its copy.
+    pinned = device.type == "cuda"
+    loader = DataLoader(data, batch_size=per_rank, sampler=sampler,
+                        pin_memory=pinned)
     model = make_model(args.seed).to(device)
     if world_size > 1:
         # DDP broadcasts rank 0's parameters now and averages the
@@ -154,7 +165,8 @@ def train(args, rank: int, world_size: int, device: torch.device,
                     and step == 0):
                 raise RuntimeError(
                     f"rank {rank} stops on purpose (--fail-rank {rank})")
-            X, y = X.to(device), y.to(device)
+            X = X.to(device, non_blocking=pinned)
+            y = y.to(device, non_blocking=pinned)
             loss = loss_fn(model(X), y)
             optimizer.zero_grad()
             loss.backward()
@@ -192,6 +204,7 @@ def train(args, rank: int, world_size: int, device: torch.device,
 
 
 def parse_args(argv=None) -> argparse.Namespace:
+    """The command line: --out, and the training settings with defaults."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True,
                         help="JSON file for the result (rank 0 writes it)")
@@ -224,7 +237,7 @@ def main(argv=None) -> None:
         if world_size > 1:
             show_all_reduce(rank, world_size, device, log)
         result = train(args, rank, world_size, device, backend, log)
-        log(f"trained {args.epochs} epochs in {result['seconds']:.2f} s")
+        log(f"training: {result['seconds']:.2f} s for {args.epochs} epochs")
         if rank == 0:
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(result, indent=1))

@@ -1,1 +1,0 @@
-../../../chapters/ddp_train.py
