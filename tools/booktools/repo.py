@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from booktools.book import ROOT
+from booktools.book import NOTEBOOK_BRANCH, ROOT
 
 __all__ = ["Address", "Mention", "PLACES", "ELSEWHERE", "parse_url", "configured",
            "place_files", "mentions", "problems", "main"]
@@ -83,7 +83,9 @@ class Mention:
         """Whether this is the address (a Pages host is lower-case, whatever the owner)."""
         owner = self.owner.lower() == address.owner.lower() if self.form == "Pages site" \
             else self.owner == address.owner
-        return owner and self.name == address.name and self.branch in (None, address.branch)
+        # The launch buttons' notebooks are on a branch of their own (reader_notebooks).
+        return owner and self.name == address.name and \
+            self.branch in (None, address.branch, NOTEBOOK_BRANCH)
 
     def elsewhere(self) -> bool:
         return f"{self.owner}/{self.name}" in ELSEWHERE
