@@ -19,10 +19,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted([*(ROOT / "tools" / "booktools").rglob("*.py"), *(ROOT / "scripts").glob("*.py")])
-# Owned by other branches of issue 46, which give them their encodings (the
-# `lean` helper: repo.py, release.py; `surfaces`: pdf.py, chromium.py): once
-# merged, this list is empty.
-ELSEWHERE = {"repo.py", "release.py", "pdf.py", "chromium.py"}
 
 
 def _call_name(node: ast.Call) -> str | None:
@@ -57,7 +53,6 @@ def unencoded(tree: ast.AST) -> list[tuple[int, str]]:
 
 def test_every_text_file_is_opened_as_utf8():
     found = [f"{path.relative_to(ROOT)}:{line}: {name}" for path in SOURCES
-             if path.name not in ELSEWHERE
              for line, name in unencoded(ast.parse(path.read_text(encoding="utf-8")))]
     assert found == [], "name encoding=\"utf-8\":\n" + "\n".join(found)
 

@@ -55,8 +55,8 @@ def version() -> str | None:
 @functools.lru_cache(maxsize=None)
 def _version(path: str, mtime_ns: int) -> str | None:
     try:
-        done = subprocess.run([path, "--version"], capture_output=True, text=True,
-                              timeout=VERSION_TIMEOUT, stdin=subprocess.DEVNULL)
+        done = subprocess.run([path, "--version"], capture_output=True, text=True, encoding="utf-8",
+                              errors="replace", timeout=VERSION_TIMEOUT, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):
         return None
     found = VERSION.search(done.stdout) if done.returncode == 0 else None

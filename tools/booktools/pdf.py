@@ -440,7 +440,7 @@ async def _build(codes: list[str], site: Path) -> list[Printed]:
         target = site / site_path(code)
         digest = inputs_hash(code, site)
         stamp = _stamp(target)
-        if target.is_file() and stamp.is_file() and stamp.read_text() == digest:
+        if target.is_file() and stamp.is_file() and stamp.read_text(encoding="utf-8") == digest:
             done.append(Printed(code, target, 0.0))
         else:
             stamp.unlink(missing_ok=True)
@@ -455,7 +455,7 @@ async def _build(codes: list[str], site: Path) -> list[Printed]:
                     began = time.monotonic()
                     target, digest = todo[code]
                     fonts = await _print(browser, base, code, site, target)
-                    _stamp(target).write_text(digest)
+                    _stamp(target).write_text(digest, encoding="utf-8")
                     return Printed(code, target, time.monotonic() - began, fonts)
                 done += await asyncio.gather(*(one(code) for code in todo))
             finally:

@@ -44,7 +44,8 @@ def tag_of(version: str) -> str:
 
 
 def _git(root: Path, *args: str) -> str:
-    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True)
+    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                          encoding="utf-8")
     if proc.returncode != 0:
         said = (proc.stderr.strip() or proc.stdout.strip() or f"exit {proc.returncode}")
         raise ValueError(f"git {' '.join(args)}: {said}")
