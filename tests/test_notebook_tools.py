@@ -117,6 +117,19 @@ def test_kernel_caches_are_fresh_folders_and_are_removed(monkeypatch):
     assert os.environ["MPLCONFIGDIR"] == "/somewhere" and not folder.exists()
 
 
+def test_a_kernel_keeps_the_profilers_own_log_lines_out_of_the_outputs(tmp_path):
+    # torch 2.13's profiler printed "USDT:<date> ... profiler_start" into the cell.
+    from booktools import kernels
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import torch\nfrom torch.profiler import profile\n"
+        "with profile():\n    torch.ones(3) + 1\nprint('done')")])
+    before = os.environ.get("KINETO_LOG_LEVEL")
+    kernels.execute(nb, tmp_path, 120)
+    printed = "".join(o.get("text", "") for o in nb.cells[0].outputs)
+    assert printed == "done\n", printed
+    assert os.environ.get("KINETO_LOG_LEVEL") == before  # restored
+
+
 def test_a_notebook_line_is_given_as_its_markdown_line():
     # myst-nb numbers a notebook's lines from (cell index + 1) * 10000; a message
     # about chapters/X.ipynb:10012 is about a line of chapters/X.md.

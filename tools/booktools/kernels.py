@@ -50,17 +50,23 @@ class Stopped(BaseException):
 
 # Where a kernel's libraries keep caches and configuration (under $HOME by default).
 CACHE_VARIABLES = ("MPLCONFIGDIR", "IPYTHONDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")
+# Set for the kernels too: PyTorch's profiler (kineto) writes "USDT:<date> <pid>
+# ... profiler_start" lines of its own to stderr, which landed in the profiler
+# cells' stored and recorded outputs; level 6 keeps them out.
+QUIET = {"KINETO_LOG_LEVEL": "6"}
 KERNEL_NAME = "this-python"
 
 
 @contextlib.contextmanager
 def kernel_caches():
-    """Point the kernels started inside at a fresh temporary folder for their caches."""
-    saved = {name: os.environ.get(name) for name in CACHE_VARIABLES}
+    """Point the kernels started inside at a fresh temporary folder for their caches,
+    with the profiler's own log lines off (QUIET)."""
+    saved = {name: os.environ.get(name) for name in (*CACHE_VARIABLES, *QUIET)}
     with tempfile.TemporaryDirectory(prefix="book-kernel-") as folder:
         for name in CACHE_VARIABLES:
             os.environ[name] = os.path.join(folder, name.lower())
             os.makedirs(os.environ[name])
+        os.environ.update(QUIET)
         try:
             yield Path(folder)
         finally:
