@@ -68,9 +68,15 @@ def needed(wanted: list[Requirement], requires: dict[str, list[str]]) -> set[str
 
 
 def installed() -> dict[str, list[str]]:
-    """This environment's distributions: canonical name -> Requires-Dist lines."""
+    """This environment's distributions: canonical name -> Requires-Dist lines.
+
+    Read from the environment's site-packages only: once setuptools is imported,
+    sys.path also holds setuptools/_vendor, whose bundled copies of autocommand,
+    jaraco.* and others are no installed packages."""
+    import sysconfig
+    places = sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})
     return {canonicalize_name(d.metadata["Name"]): list(d.requires or [])
-            for d in metadata.distributions()}
+            for d in metadata.distributions(path=places)}
 
 
 def extras(requirements: Path, found: dict[str, list[str]] | None = None) -> list[str]:

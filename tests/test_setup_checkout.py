@@ -227,3 +227,13 @@ def test_setup_refuses_python_3_14_saying_why(tmp_path):
     assert proc.returncode == 1
     assert "Python 3.14, on which requirements.txt's pins have not been run (STACKS.md)" \
         in proc.stderr
+
+
+def test_setuptools_bundled_packages_are_no_extras():
+    # Importing setuptools puts setuptools/_vendor on sys.path: its bundled copies
+    # (autocommand, jaraco.*) were counted as installed, depending on test order.
+    proc = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, 'scripts')\n"
+                           "import setuptools, venv_extras\nfrom pathlib import Path\n"
+                           "print(venv_extras.extras(Path('requirements.txt')))"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip() == "[]", proc.stderr
