@@ -56,7 +56,7 @@ def _tabs_with_language(page, run, srcdir, nb, language):
 
 def test_the_cpu_tab_names_the_cpu_threads_and_pytorch(tmp_path):
     (label, text), gpu = _shown(tmp_path, MACHINE)
-    assert label == "CPU (book's output)"
+    assert label == "CPU (book’s output)"
     assert text == "AMD EPYC 7763 64-Core Processor, 2 threads · PyTorch 2.9.1+cpu\n\ncpu\n"
     assert gpu[1].startswith("NVIDIA Toy 80GB · PyTorch 9.9")
 
@@ -79,7 +79,7 @@ def test_every_edition_names_it_in_its_words(tmp_path, language, label, line):
 @pytest.mark.parametrize("machine", [None, {"cpu": "AMD EPYC"}, "AMD EPYC"])
 def test_a_notebook_without_the_machine_shows_the_output_alone(tmp_path, machine):
     (label, text), _ = _shown(tmp_path, machine)
-    assert (label, text) == ("CPU (book's output)", "cpu\n")
+    assert (label, text) == ("CPU (book’s output)", "cpu\n")
 
 
 def test_refresh_records_the_machine_and_no_execute_keeps_it(tmp_path):

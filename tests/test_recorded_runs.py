@@ -512,7 +512,7 @@ def test_tabs_follow_names_in_a_copy_of_a_chapter_with_moved_edited_and_new_cell
             # New or renamed: its recording is not this cell's.
             assert "Not yet recorded on a GPU." in tabs, name
             continue
-        assert [label for label, _ in tabs][0] == "CPU (book's output)", name
+        assert [label for label, _ in tabs][0] == "CPU (book’s output)", name
         assert len(tabs) == 2 and tabs[1][0].startswith(run.tab_label), name
         assert runs.printed_line(recorded[name]) in tabs[1][1], f"{name} shows another recording"
         # No other cell's whole printed text (a line two cells both print proves nothing).
@@ -543,7 +543,7 @@ def test_site_tabs_current_stale_and_unrecorded(tmp_path):
                    ("plot(old=False)", [_stream("<Figure>")], hw, "plot"),
                    ("brand_new()", [_stream("new\n")], hw, "new")])
     shown = _tabs_of(_page(chapter), run, tmp_path, chapter, "toy")
-    assert [label for label, _ in shown["device"]][0] == "CPU (book's output)"
+    assert [label for label, _ in shown["device"]][0] == "CPU (book’s output)"
     assert shown["device"][1][0].startswith("Toy")
     assert shown["device"][0][1] == "cpu\n" and shown["device"][1][1].endswith("cuda:0\n")
     assert "NVIDIA Toy 80GB · PyTorch 9.9 · 2026-01-02" in shown["device"][1][1]

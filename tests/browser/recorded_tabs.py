@@ -1,7 +1,7 @@
 """Recorded GPU runs on the built website: what a page must show (used by test_site_browser.py).
 
 On every chapter page with `hardware` cells: one tab set per recorded cell,
-"CPU (book's output)" shown first, each machine's tab with a line naming it,
+"CPU (book’s output)" shown first, each machine's tab with a line naming it,
 its PyTorch version and the date; clicking a machine's tab shows that machine's
 output (plots loaded) and hides the build's; printing shows every tab; no
 console errors. The checks run on the pages test_site_browser.py has loaded
@@ -65,7 +65,7 @@ def check_tabs(v, page: str) -> None:
     assert none == hardware - len(lines), "'Not yet recorded' lines vs unrecorded hardware cells"
     loaded = []
     for n, tabs in enumerate(sets):
-        assert tabs[0]["label"] == "CPU (book's output)" and tabs[0]["visible"]
+        assert tabs[0]["label"] == "CPU (book’s output)" and tabs[0]["visible"]
         assert len(tabs) == 1 + len(lines[n]) >= 2
         labels = [run.tab_label for run in RUNS]
         assert all(t["label"] in labels for t in tabs[1:]), [t["label"] for t in tabs]

@@ -1,7 +1,7 @@
 """Show recorded GPU runs (runs/<machine>/) under every `hardware` code cell.
 
 Under each code cell tagged ``hardware``, the cell's outputs go into a
-sphinx-design tab set: "CPU (book's output)" holds what the build shows (the
+sphinx-design tab set: "CPU (book’s output)" holds what the build shows (the
 stored outputs), after a line naming the CPU they were made on, its PyTorch
 threads and version where the notebook's metadata records them
 (booktools.notebooks: ``stored_outputs``; a notebook executed before that has
