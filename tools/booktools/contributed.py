@@ -207,7 +207,8 @@ def _unzip(path: Path, into: Path) -> tuple[Path | None, list[str]]:
         zf.extractall(into, [n for n in names if n != MANIFEST])
     folder = into / "runs" / slugs.pop()
     if manifest is not None:
-        run_json = json.loads((folder / "run.json").read_text()) if (folder / "run.json").is_file() else {}
+        found = folder / "run.json"
+        run_json = json.loads(found.read_text(encoding="utf-8")) if found.is_file() else {}
         if manifest.get("commit") != run_json.get("commit"):
             problems.append(f"{path.name}:{MANIFEST}: commit {manifest.get('commit')!r} is not "
                             f"run.json's {run_json.get('commit')!r}")
