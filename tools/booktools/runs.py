@@ -81,7 +81,8 @@ RUN_KEYS = {
 }
 # Optional: "compute_capability" (["9.0"], per GPU) and "conditions" (the SM
 # clock, power draw and limit and clock-event reasons nvidia-smi reported while
-# recording: booktools.conditions).
+# recording: booktools.conditions); "recorded_by" (a contributor who wished to be
+# named on the tab: notebooks/record.ipynb).
 VOLATILE_CELL_KEYS = ("execution", "collapsed", "scrolled", "ExecuteTime")
 VOLATILE_NOTEBOOK_KEYS = ("widgets",)
 COMMIT = re.compile(r"[0-9a-f]{7,40}")  # a git commit hash, abbreviated or not
