@@ -117,6 +117,13 @@ def test_a_contradicted_claim_is_reported_not_refused(book):
      "per GPU (1)"),
     (lambda r: _edit(r, lambda m: m.update(python="3.11.2")),
      "runs/toy-gpu/toy.ipynb: ran Python 3.12.3, run.json says 3.11.2"),
+    (lambda r: nbformat.write(_nb(GPU_OUT + "PyTorch version:      2.8.0+cu126\n"),
+                              r / "runs/toy-gpu/toy.ipynb"),
+     "runs/toy-gpu/toy.ipynb: code cell 0 printed torch '2.8.0+cu126', run.json says "
+     "'2.9.0+cu126'"),
+    (lambda r: nbformat.write(_nb(GPU_OUT + "CUDA GPU usable:      False\n"),
+                              r / "runs/toy-gpu/toy.ipynb"),
+     "runs/toy-gpu/toy.ipynb: code cell 0 printed GPU 'False', run.json says 'True'"),
     (lambda r: (r / "runs/toy-gpu/run.json").unlink(),
      "runs/toy-gpu/: a folder under runs/ without run.json is no recording"),
     (lambda r: _edit(r, lambda m: m.update(recorded_by="me@example.com")),
@@ -142,7 +149,7 @@ def test_a_tampered_or_inconsistent_recording_is_refused(book, tamper, said):
     ("hostname: my-laptop", "a hostname (hostna…)"),
     ('File "/home/ada/gpu-book/x.py"', "a home path (/home/…)"),
     ("/Users/ada/Library", "a home path (/Users…)"),
-    ("cache in /root/.cache", "a home path (/root/…)"),
+    ("cache in /root/.cache", "a home path (/root…)"),
     ("C:\\Users\\Ada\\book", "a home path (C:\\Use…)"),
 ])
 def test_an_output_holding_a_private_string_is_refused(book, printed, what):
@@ -218,6 +225,7 @@ def test_scrub_removes_this_machine_s_names_home_and_environment(book, monkeypat
     nbformat.write(_nb(GPU_OUT + printed), path)
     assert contributed.scrub(path.parent) == ["toy.ipynb: private strings replaced in outputs"]
     text = runs.code_cells(nbformat.read(path, as_version=4))[0].outputs[0].text
+    assert "/home/ada" not in text
     assert text == GPU_OUT + "<host> <user> ~/gpu-book/chapters <env>\nPATH=<env>\n"
     assert _verify(book)[0] == 0
 

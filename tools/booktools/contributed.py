@@ -7,7 +7,7 @@ manifest.json, the sha256 of each file). ``verify`` refuses, one line each
 naming the file and why: a file outside runs/<slug> (in the zip, or with
 --base, changed since REF); a missing or inconsistent run.json
 (runs.check_run; GPU names, count, compute capabilities, CUDA and Python
-versions); a commit the history (HEAD, or REF) does not hold; code cells that
+versions, and the PyTorch, CUDA and GPU the outputs print); a commit the history (HEAD, or REF) does not hold; code cells that
 are not the same program (runs.same_program) as the chapter's at that commit;
 an output or kept file holding a token, an e-mail address, a hostname or a
 home path (PRIVATE); a recording that would replace one made on other GPUs.
@@ -48,7 +48,7 @@ PRIVATE = [
     (re.compile(r"\b(?:ip-\d+-\d+-\d+-\d+|[\w-]+(?:\.[\w-]+)*\.(?:local|internal|lan|"
                 r"localdomain|amazonaws\.com|cloudapp\.net))\b|(?i:\bhost ?name\b\s*[:=])"),
      "a hostname"),
-    (re.compile(r"/home/[^/\s\"']+|/Users/[^/\s\"']+|/root/|[A-Za-z]:\\+Users\\+[^\\\s\"']+"),
+    (re.compile(r"/home/[^/\s\"']+|/Users/[^/\s\"']+|/root(?=/)|[A-Za-z]:\\+Users\\+[^\\\s\"']+"),
      "a home path"),
 ]
 # In the files hardware cells wrote (traces hold long hex ids): only these.
@@ -83,11 +83,14 @@ def _replacements() -> list[tuple[re.Pattern, str]]:
     """What scrub replaces on this machine: its names, home and identifying variables."""
     host = {socket.gethostname(), socket.getfqdn()} - {"localhost", ""}
     user = {getpass.getuser()} - COMMON_USERS
-    found = [(re.escape(str(Path.home())), "~"), (PRIVATE[4][0].pattern, "~/")]
+    home = str(Path.home())
+    found = [(re.escape(home) + r"(?![\w.-])", "~")] if home.count("/") > 1 or \
+        home.startswith("/root") else []
+    found += [(PRIVATE[4][0].pattern, "~")]
     found += [(r"\b" + re.escape(name) + r"\b", "<host>") for name in sorted(host, key=len)[::-1]]
     found += [(r"\b" + re.escape(name) + r"\b", "<user>") for name in user]
     found += [(re.escape(value), "<env>") for name, value in os.environ.items()
-              if ENV_SECRET.search(name) and len(value) >= 4 and value not in COMMON_USERS]
+              if ENV_SECRET.search(name) and len(value) >= 8]
     found += [(ENV_LINE.pattern, r"\1=<env>")]
     found += [(p.pattern, f"<{what.split()[-1]}>") for p, what in PRIVATE if p is not PRIVATE[4][0]]
     return [(re.compile(p), r) for p, r in found]
@@ -226,7 +229,20 @@ def _consistency(run: runs.Run, where: str) -> list[str]:
                            or not all(re.fullmatch(r"\d+\.\d+", str(c)) for c in cc)):
         problems.append(f"{where}/run.json: compute_capability {cc!r} is not one "
                         f"'MAJOR.MINOR' per GPU ({len(gpus)})")
+    # What the intro's versions cell prints, against run.json.
+    said = {"torch": meta.get("torch"), "cuda": meta.get("cuda"), "GPU": str(bool(gpus))}
+    printed = {key: re.compile(rf"(?m)^{label}:\s+(\S+)") for key, label in
+               (("torch", "PyTorch version"), ("cuda", "built for CUDA"),
+                ("GPU", "CUDA GPU usable"))}
     for chapter, nb in run.notebooks.items():
+        for index, cell in enumerate(runs.code_cells(nb)):
+            for key, pattern in printed.items():
+                for text in _texts(cell):
+                    found = pattern.search(text)
+                    value = found and found.group(1).replace("None", "")
+                    if found and value != said[key]:
+                        problems.append(f"{where}/{chapter}.ipynb: code cell {index} printed "
+                                        f"{key} {value!r}, run.json says {said[key]!r}")
         version = nb.metadata.get("language_info", {}).get("version")
         if version and meta.get("python") and version != meta["python"]:
             problems.append(f"{where}/{chapter}.ipynb: ran Python {version}, run.json says "
