@@ -553,6 +553,24 @@ def test_site_tabs_current_stale_and_unrecorded(tmp_path):
     assert (tmp_path / "images" / "toy-gpu").is_dir()
 
 
+def test_a_contributed_tab_names_its_date_and_who_recorded_it(tmp_path):
+    """A reader's recording shows like a lent machine's, naming them where run.json has
+    recorded_by (notebooks/record.ipynb), in the page's language."""
+    hw = ["hardware"]
+    meta = {"label": "NVIDIA T4 (Colab)", "gpus": ["Tesla T4"], "gpu_count": 1,
+            "torch": "2.9", "cuda": "12.6", "python": "3", "driver": "1", "date": "2026-11-28",
+            "commit": "abc1234", "recorded_with": "a test", "recorded_by": "ada"}
+    run = _toy_run(tmp_path, {"toy": _nb([("print(device)", [_stream("cuda:0\n")], hw,
+                                           "device")])}, meta)
+    chapter = _nb([("print(device)", [_stream("cpu\n")], hw, "device")])
+    shown = _tabs_of(_page(chapter), run, tmp_path, chapter, "toy")
+    assert shown["device"][1][0].startswith("T4 (Colab)")
+    assert "Tesla T4 · PyTorch 2.9 · 2026-11-28 · recorded by ada" in shown["device"][1][1]
+    del run.meta["recorded_by"]
+    shown = _tabs_of(_page(chapter), run, tmp_path, chapter, "toy")
+    assert "recorded by" not in shown["device"][1][1]
+
+
 def test_a_recorded_tab_shows_what_a_cell_printed_in_parts_as_one_block(tmp_path):
     """As nb_merge_streams (_config.yml) shows the build's own output."""
     from docutils import nodes

@@ -21,12 +21,14 @@ def load(name: str) -> dict:
 
 def test_every_run_step_calls_a_script_of_the_repository():
     files = workflows.workflow_files()
-    assert {p.stem for p in files} == {"test", "publish", "record", "links", "colab"}
+    assert {p.stem for p in files} == {"test", "publish", "record", "links", "colab", "verify"}
     steps = {p.stem: [script for _, script in workflows.run_steps(p)] for p in files}
     # The test job is the README's test command, through CI's own script.
     assert steps["test"] == ["bash .ci/lint", "bash .ci/run"]
     assert steps["publish"] == ['bash scripts/publish-notebooks.sh "$TAG"',
                                 'bash scripts/build-dist.sh "$TAG"']
+    assert steps["verify"] == ['bash scripts/verify-recording.sh "$BASE" "$REPORT"',
+                               'bash scripts/verify-report.sh "$REPORT" "$NUMBER"']
     assert [str(f) for f in workflows.problems()] == []
 
 
@@ -148,3 +150,21 @@ def test_publish_pushes_the_reader_notebooks_to_the_branch_the_launch_buttons_op
     assert jobs["notebooks"]["permissions"] == {"contents": "write"}
     assert not any("contents" in (job.get("permissions") or {}) for name, job in jobs.items()
                    if name != "notebooks"), "only the notebooks job may push"
+
+
+def test_a_proposed_recording_is_verified_read_only_and_reported_by_another_job():
+    verify = load("verify")
+    assert verify[True] == {"pull_request": {"paths": ["runs/**"]}}
+    assert verify["permissions"] == {"contents": "read"}
+    assert "secrets." not in str(verify)  # no secret reaches either job
+    jobs = verify["jobs"]
+    assert "permissions" not in jobs["verify"]  # the workflow's: read only
+    assert jobs["report"]["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert jobs["report"]["needs"] == "verify"
+    # The job that may write runs the base branch's scripts, not the pull request's.
+    checkout = jobs["report"]["steps"][0]
+    assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+    assert all(s.get("with", {}).get("persist-credentials") is False
+               for job in jobs.values() for s in job["steps"] if "checkout" in s.get("uses", ""))
+    form = yaml.safe_load((ROOT / ".github" / "ISSUE_TEMPLATE" / "recording.yml").read_text())
+    assert any("verify" in str(item) for item in form["body"])

@@ -6,7 +6,9 @@ booktools.runs``), ``booktools.notebooks`` (chapter .md/.ipynb pairs,
 in the prose against the recordings, ``python -m booktools.gpu_figures``),
 ``booktools.claims`` (the prose's conclusions against every measured
 output, ``python -m booktools.claims``), ``booktools.conditions`` (the GPU's
-clocks and power while a recording runs),
+clocks and power while a recording runs), ``booktools.contributed`` (a
+reader's recording: scrubbed, packed, and checked by ``python -m
+booktools.runs verify``),
 ``booktools.words`` (words of prose against the limits, ``python -m
 booktools.words``), ``booktools.citation`` (CITATION.cff and its BibTeX),
 ``booktools.release`` (release tags), ``booktools.colab`` (the chapters as a

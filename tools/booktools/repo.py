@@ -32,6 +32,7 @@ __all__ = ["Address", "Mention", "PLACES", "ELSEWHERE", "parse_url", "configured
 PLACES = ("_config.yml", "README.md", "CONTRIBUTING.md", "MAINTAINING.md", "CITATION.cff",
           "runbooks/*.md",
           "chapters/*.md", "chapters/*.ipynb", "chapters/*.py", "chapters/_snippets/*.md",
+          "notebooks/*.md", "notebooks/*.ipynb",
           "i18n/*/chapters/*.md", "i18n/*/chapters/*.ipynb", "i18n/*/_snippets/*.md")
 # Other projects' repositories that the places may link to, as "owner/name".
 ELSEWHERE: frozenset[str] = frozenset()

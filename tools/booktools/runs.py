@@ -18,6 +18,9 @@ line split or a comment reworded aside), else an *earlier version*.
     python -m booktools.runs report
         How many hardware cells have a current recording, per chapter; then
         each stale recording and why (its source or the code above it changed).
+    python -m booktools.runs verify PATH [--base REF]
+        Check a contributed recording (runs/<slug> or a reader's zip) and say
+        which claims it confirms (booktools.contributed).
     python -m booktools.runs stale MACHINE
         The hardware cells without a current recording on MACHINE, and the
         files of d2lgpu/ changed since its recorded commit, one a line
@@ -78,7 +81,8 @@ RUN_KEYS = {
 }
 # Optional: "compute_capability" (["9.0"], per GPU) and "conditions" (the SM
 # clock, power draw and limit and clock-event reasons nvidia-smi reported while
-# recording: booktools.conditions).
+# recording: booktools.conditions); "recorded_by" (a contributor who wished to be
+# named on the tab: notebooks/record.ipynb).
 VOLATILE_CELL_KEYS = ("execution", "collapsed", "scrolled", "ExecuteTime")
 VOLATILE_NOTEBOOK_KEYS = ("widgets",)
 COMMIT = re.compile(r"[0-9a-f]{7,40}")  # a git commit hash, abbreviated or not
@@ -974,9 +978,15 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("report", help="hardware cells with a current recording, per chapter")
     stale = sub.add_parser("stale", help="hardware cells without a current recording on MACHINE")
     stale.add_argument("machine")
+    check = sub.add_parser("verify", help="check a contributed recording (folder or zip)")
+    check.add_argument("path")
+    check.add_argument("--base", help="also refuse files changed since this commit outside it")
     args = parser.parse_args(argv)
     if args.command == "record":
         return record(args.machine, args.label, args.only, replace=args.replace)
+    if args.command == "verify":
+        from booktools import contributed
+        return contributed.main(args.path, args.base)
     try:
         return _run_command(args)
     except ValueError as error:  # a recording that cannot be read: said in one line

@@ -6,7 +6,8 @@ stored outputs), after a line naming the CPU they were made on, its PyTorch
 threads and version where the notebook's metadata records them
 (booktools.notebooks: ``stored_outputs``; a notebook executed before that has
 no such line), then one tab per recorded machine, labelled short ("H100"),
-holds a line naming the machine, its PyTorch version and the date, and that
+holds a line naming the machine, its PyTorch version, the date and, where
+run.json has ``recorded_by`` (a contributor who wished to be named), who recorded it, and that
 machine's outputs of the same cell (text, errors, PNG plots written into the build with alt text),
 then links to download the files the cell wrote there (runs/<machine>/artifacts/,
 booktools.runs.ArtifactWatch), each with its size, after a line in the page's language.
@@ -164,7 +165,10 @@ class RecordedRunsTransform(SphinxTransform):
         the source the cell had then.
         """
         classes = ["recorded-run", f"recorded-run-{run.machine}"]
-        content = [nodes.paragraph("", "", nodes.Text(run.about), classes=["recorded-run-meta"])]
+        about = run.about  # the machine, PyTorch and the recording's date
+        if run.meta.get("recorded_by"):  # a contributor who chose to be named
+            about += " · " + self.ui["recorded_by"].format(name=run.meta["recorded_by"])
+        content = [nodes.paragraph("", "", nodes.Text(about), classes=["recorded-run-meta"])]
         if stale:
             classes += ["recorded-run-stale"] + (
                 ["recorded-run-stale-above"] if stale == "earlier_above" else [])
