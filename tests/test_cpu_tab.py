@@ -67,7 +67,7 @@ CPU = "AMD EPYC 7763 64-Core Processor"
 @pytest.mark.parametrize("language, label, line", [
     ("zh_CN", "CPU（随书输出）", f"{CPU}，2 个线程 · PyTorch 2.9.1+cpu"),
     ("ja", "CPU（本書の出力）", f"{CPU}、2 スレッド · PyTorch 2.9.1+cpu"),
-    ("pt_BR", "CPU (saída do livro)", f"{CPU}, 2 threads · PyTorch 2.9.1+cpu"),
+    ("pt_BR", "CPU (saída do livro)", f"{CPU} com 2 threads · PyTorch 2.9.1+cpu"),
 ])
 def test_every_edition_names_it_in_its_words(tmp_path, language, label, line):
     lang = i18n.for_sphinx(language)

@@ -27,6 +27,13 @@ def readers(built_site) -> dict[str, pypdf.PdfReader]:
     return {code: pypdf.PdfReader(built_site / pdf.site_path(code)) for code in CODES}
 
 
+@pytest.fixture(scope="module")
+def page_texts(readers):
+    """Each edition's pages as text, extracted once (pypdf takes seconds a PDF)."""
+    cache = {}
+    return lambda code: cache.setdefault(code, [p.extract_text() for p in readers[code].pages])
+
+
 def _slug(page: str) -> str:
     return page.rsplit("/", 1)[-1]
 
@@ -117,17 +124,17 @@ def test_title_author_and_language_are_the_editions(readers, code):
 
 
 @pytest.mark.parametrize("code", CODES)
-def test_no_switch_or_button_text_is_printed(readers, code):
+def test_no_switch_or_button_text_is_printed(page_texts, code):
     lang = i18n.language(code)
     words = {lang.ui["hide_code"].split("{")[0].strip(), lang.ui["show_code"].split("{")[0].strip(),
              "Copy to clipboard", "Click to show"}
-    text = "".join(page.extract_text() for page in readers[code].pages)
+    text = "".join(page_texts(code))
     assert {w: text.count(w) for w in words if w in text} == {}
 
 
 @pytest.mark.parametrize("code", CODES)
-def test_a_number_and_its_unit_share_a_line(readers, code):
-    text = "\n".join(page.extract_text() for page in readers[code].pages)
+def test_a_number_and_its_unit_share_a_line(page_texts, code):
+    text = "\n".join(page_texts(code))
     assert "\u00a0" in text
     units = r"(?:[KMGT]i?B|[KMGT]?FLOP/s|ms|µs|ns|GB/s)\b"
     assert re.findall(rf"\d\n{units}", text) == []

@@ -41,6 +41,12 @@ def _search(browser, site_url: str, code: str, query: str) -> dict:
         tab.goto(f"{site_url}/{prefix}search.html?q={quote(query)}")
         tab.wait_for_function("() => { const s = document.querySelector('p.search-summary');"
                               " return s && s.innerText.trim() !== ''; }", timeout=30_000)
+        # Sphinx writes the summary once every result is listed, but each result's
+        # snippet arrives after a fetch of its page: wait for them too.
+        tab.wait_for_function("() => { const items = document.querySelectorAll("
+                              "'#search-results ul.search li'); return items.length === 0 || "
+                              "[...items].every(li => li.querySelector('p.context')); }",
+                              timeout=30_000)
         found = tab.evaluate("""() => ({
             summary: document.querySelector('p.search-summary').innerText,
             hits: [...document.querySelectorAll('#search-results ul.search li a')].map(a => a.href),
