@@ -55,8 +55,9 @@ def test_code_cells_tags_and_outputs_kept(written):
 
 
 def test_math_kept(written):
+    def count(nb):
+        return sum(c.source.count("$") for c in nb.cells if c.cell_type == "markdown")
     for source, reader, where in _pairs(written):
-        count = lambda nb: sum(c.source.count("$") for c in nb.cells if c.cell_type == "markdown")
         assert count(reader) == count(source), where
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from booktools import i18n
 from booktools.book import NOTEBOOK_BRANCH, ROOT, book_config
 
-__all__ = ["NOTEBOOK_BRANCH", "OUT", "Target", "parser", "myst_left", "targets", "render",
+__all__ = ["NOTEBOOK_BRANCH", "OUT", "Target", "parser", "myst_left", "targets",
            "convert", "write", "main"]
 
 OUT = ROOT / "_build" / "colab"
@@ -126,7 +126,7 @@ def targets(code: str) -> dict[str, Target]:
             lines = cell.source.splitlines()
             for i, line in enumerate(lines):
                 label = re.match(r"^\((?P<label>[\w.:-]+)\)=\s*$", line)
-                following = next((l for l in lines[i + 1:] if l.strip()), "")
+                following = next((later for later in lines[i + 1:] if later.strip()), "")
                 if label and _heading(following) is not None:
                     chapter_label = first and following.startswith("# ")
                     found[label["label"]] = Target(chapter, "" if chapter_label else label["label"],
@@ -136,8 +136,9 @@ def targets(code: str) -> dict[str, Target]:
                     first = False
                 exercise = re.match(r"^```+\{exercise\}\s*(.*)$", line)
                 if exercise:
-                    option = next((OPTION.match(l) for l in lines[i + 1:]
-                                   if OPTION.match(l) and OPTION.match(l)["key"] == "label"), None)
+                    option = next((OPTION.match(later) for later in lines[i + 1:]
+                                   if OPTION.match(later)
+                                   and OPTION.match(later)["key"] == "label"), None)
                     if option:
                         found[option["value"]] = Target(chapter, option["value"], exercise[1])
     return found

@@ -364,7 +364,7 @@ def emphasis_faults(text: str, terms: dict[str, str] = {}) -> list[tuple[int, st
     edition's term -> its English) instead of bolding it."""
     found = []
     for paragraph in prose_paragraphs(text):
-        source, tokens, inside, start = paragraph.text, _tokens(paragraph.text), None, 0
+        tokens, inside, start = _tokens(paragraph.text), None, 0
         for token in tokens:
             if token.type == "em_open":
                 inside, start = "", token.meta["span"][0]
