@@ -204,3 +204,17 @@ def test_measurings_setup_keeps_the_cuda_home_warning_out_of_its_outputs(tmp_pat
     loud = subprocess.run([sys.executable, "-c", script.replace(python, "")],
                           capture_output=True, text=True, timeout=300, env=env)
     assert "No CUDA runtime is found" in loud.stderr
+
+
+def test_no_execute_keeps_the_outputs_of_a_cell_whose_nested_metadata_is_reordered():
+    # tensors' figure cell lost its figure: its mystnb metadata came back from the
+    # markdown with its keys in another order, and the comparison read that as a change.
+    from booktools.notebooks import keep_outputs
+    old, new = nbformat.v4.new_notebook(), nbformat.v4.new_notebook()
+    for nb, mystnb in ((old, {"image": {"alt": "a", "width": "50%"}, "figure": {"caption": "c"}}),
+                       (new, {"figure": {"caption": "c"}, "image": {"width": "50%", "alt": "a"}})):
+        cell = nbformat.v4.new_code_cell("draw()", metadata={"mystnb": mystnb, "name": "fig"})
+        nb.cells.append(cell)
+    old.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="drawn\n")]
+    assert keep_outputs(new, old) == []
+    assert new.cells[0].outputs == old.cells[0].outputs

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import re
 import sys
 from pathlib import Path
@@ -135,8 +136,9 @@ def cpu_model() -> str:
 def keep_outputs(new, old) -> list[int]:
     """Give new's code cells the outputs of old's that are unchanged (source and metadata),
     in order; return the numbers (from 1) of new's code cells left without."""
-    key = [(c.source, repr(sorted(c.metadata.items()))) for c in _code(old)]
-    new_key = [(c.source, repr(sorted(c.metadata.items()))) for c in _code(new)]
+    def same(cell):  # nested metadata in any key order (mystnb: {image: {alt: ...}})
+        return cell.source, json.dumps(cell.metadata, sort_keys=True)
+    key, new_key = [same(c) for c in _code(old)], [same(c) for c in _code(new)]
     kept = set()
     matcher = difflib.SequenceMatcher(a=key, b=new_key, autojunk=False)
     for block in matcher.get_matching_blocks():
