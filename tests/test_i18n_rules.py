@@ -33,7 +33,7 @@ DEMO = {
 (demo)=
 # 演示
 
-张量位于 GPU 上，见“{doc}`other`”一章。**你什么都不需要**。每一章都能运行（{ref}`demo-more`）。
+张量位于 GPU 上，见“{doc}`other`”一章。**你什么都不需要**。每一章都能运行（见“{ref}`demo-more`”一节）。
 
 - 列表项说明 `cuda:0` 是第一块 GPU，参见 [PyTorch 文档](https://pytorch.org)。
 
@@ -57,7 +57,7 @@ print("张\\n量")  # 装置
 (demo)=
 # デモ
 
-テンソルは GPU 上にあります。「{doc}`other`」の章を参照してください（{doc}`other`）。**何も要りません**。1 秒程度で、37.5 倍速く、`37.5x` と表示されます。
+テンソルは GPU 上にあります。「{doc}`other`」の章を参照してください（「{doc}`other`」の章）。**何も要りません**。1 秒程度で、37.5 倍速く、`37.5x` と表示されます。
 
 PyTorch の[キャッシングアロケーター](https://pytorch.org)は{ref}`other-ex` で使います。
 """,
@@ -137,9 +137,11 @@ PLANTED = [  # edition, text, planted text, what check says, the line it names
     # cross-references that read as sentences: the title as the edition marks one
     ("zh-CN", "见“{doc}`other`”一章", "见{doc}`other`",
      '{doc}`other` shows the chapter title "其他章节", which reads as words', "见{doc}"),
-    ("zh-CN", "“{ref}`demo-more`”一节", "“{ref}`demo-more`”一章",
+    ("zh-CN", "详见“{ref}`demo-more`”一节", "详见“{ref}`demo-more`”一章",
      '{ref}`demo-more` shows the section title "更多"', "详见"),
-    ("zh-CN", "（{ref}`demo-more`）", "（{ref}`demo-more`这一节）",
+    ("zh-CN", "（见“{ref}`demo-more`”一节）", "（{ref}`demo-more`）",
+     "（{ref}`demo-more`） alone in parentheses reads as a gloss", "每一章"),
+    ("zh-CN", "（见“{ref}`demo-more`”一节）", "（{ref}`demo-more`这一节）",
      '{ref}`demo-more` shows the section title "更多"', "每一章"),
     ("ja", "「{doc}`other`」の章を", "{doc}`other`を",
      '{doc}`other` shows the chapter title "その他の章", which reads', "参照して"),
@@ -156,6 +158,12 @@ PLANTED = [  # edition, text, planted text, what check says, the line it names
      "stand over Latin letters or digits", "张量位于"),
     ("ja", "テンソルは GPU 上に", "テンソルは*第 2 の* GPU 上に", "*第 2 の*: emphasis dots "
      "would stand over Latin letters or digits", "テンソルは"),
+    # code comments in the edition's language; d2l in zh-CN's own language
+    ("zh-CN", "# 装置", "# the device of the host", "the comment '# the device of the host' is "
+     "English: translate it", 'print("张'),
+    ("zh-CN", "(https://pytorch.org)", "(https://d2l.ai/chapter_builders-guide/use-gpu.html)",
+     "https://d2l.ai/chapter_builders-guide/use-gpu.html is English d2l: link "
+     "https://zh.d2l.ai/", "参见"),
     # ja: seconds and ratios in prose are 秒 and 倍 (a printed output quoted as code keeps x)
     ("ja", "1 秒程度", "1 s 程度", '"1 s" is avoided in this edition (i18n/ja/glossary.yml: '
      'use "秒" for "s (seconds, after a number)")', "程度"),
@@ -377,6 +385,13 @@ def test_the_book_css_sets_cjk_emphasis_upright_with_the_traditions_dots(lang, m
     assert style.get("font-style") == "normal"
     assert style.get("text-emphasis") == marks == style.get("-webkit-text-emphasis")
     assert position in style.get("text-emphasis-position", "")
+
+
+def test_a_portuguese_comment_is_no_fault_and_an_english_one_is():
+    text = "```{code-cell} ipython3\nx = 1  # o número de GPUs\ny = 2  # the size of it\n```\n"
+    assert [line for line, _ in i18n.comment_faults("pt-BR", text)] == [3]
+    # a comment inside a string is the program's: not a comment of the cell
+    assert i18n.comment_faults("zh-CN", '```{code-cell} ipython3\ns = "# the host of it"\n```\n') == []
 
 
 def test_an_emphasis_of_latin_text_or_true_cjk_emphasis_is_no_fault():

@@ -417,6 +417,9 @@ def rule_problems(code: str, chapter: str, i18n: Path = I18N,
         terms, bad_glossary = [], [str(error)]
     if lang.cjk:
         found += typography.emphasis_faults(text, {t.term: t.en for t in terms})
+    found += comment_faults(code, text) + d2l_link_faults(code, text)
+    if lang.cjk and chapter != "summary":  # the summary's lists point, they do not gloss
+        found += bare_reference_faults(text, chapters)
     for paragraph in prose_paragraphs(text) if terms else []:
         for offset, form, term in glossary.avoided(terms, paragraph.masked):
             found.append((paragraph.line_at(offset),
@@ -424,6 +427,77 @@ def rule_problems(code: str, chapter: str, i18n: Path = I18N,
                           f'"{term.term}" for "{term.en}")'))
     return bad_glossary + [f"{where}:{line}: {message}" for line, message in
                            sorted(found, key=lambda f: f[0])] + problems
+
+
+# English that gives a comment away in Portuguese prose (none of them Portuguese).
+_ENGLISH_WORDS = frozenset("the of and is are to for with when this that it on".split())
+
+
+def comment_faults(code: str, text: str) -> list[tuple[int, str]]:
+    """(line, message) of each code comment left in English in a translation: in zh-CN
+    and ja one of two Latin words or more and no CJK, in pt-BR one with two of English's
+    common words. A comment inside a string or a magic's line is the program's, not one."""
+    import io
+    import tokenize
+
+    from booktools.runs import _as_python
+    found = []
+    for block in CODE_BLOCK.finditer(text):
+        body_line = text.count("\n", 0, block.start()) + 1
+        body = block.group(0).split("\n", 1)[1].rsplit("\n", 1)[0]
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(_as_python(body)).readline))
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            continue
+        for token in tokens:
+            if token.type != tokenize.COMMENT:
+                continue
+            words = re.findall(r"[A-Za-z]{3,}", token.string)
+            english = (len(words) >= 2 and not typography.has_cjk(token.string)) \
+                if language(code).cjk else \
+                len({w.lower() for w in re.findall(r"[A-Za-z]+", token.string)}
+                    & _ENGLISH_WORDS) >= 2
+            if english:
+                line = body_line + _source_line(body, token.string, token.start[0])
+                found.append((line, f"the comment {token.string!r} is English: translate it "
+                                    "(only the program must stay English's)"))
+    return found
+
+
+def _source_line(body: str, comment: str, fallback: int) -> int:
+    """The line of the code block holding the comment (a magic's rewrite keeps lines)."""
+    lines = body.splitlines()
+    return next((k for k, line in enumerate(lines, 1) if comment in line), fallback)
+
+
+_BARE = re.compile(r"（\{(ref|doc)\}`([^`]+)`）")
+
+
+def bare_reference_faults(text: str, chapters: Path = CHAPTERS) -> list[tuple[int, str]]:
+    """(line, message) of each cross-reference alone in full-width parentheses, which reads
+    as a gloss of the words before it; an exercise's (its label, "练习 3") reads as one."""
+    exercises = {label for md in chapters.glob("*.md")
+                 for label in DIRECTIVE_LABEL.findall(read_text(md))}
+    return [(text.count("\n", 0, m.start()) + 1,
+             f"{m.group(0)} alone in parentheses reads as a gloss: say it is a reference "
+             "(（见“…”一节） / （「…」の節を参照）)")
+            for m in _BARE.finditer(text) if m.group(2) not in exercises]
+
+
+# d2l in the edition's language, where a current one exists: a link to English d2l
+# from that edition is a fault (the others say that their link is in English).
+D2L_EDITIONS = {"zh-CN": "https://zh.d2l.ai/"}
+
+
+def d2l_link_faults(code: str, text: str) -> list[tuple[int, str]]:
+    """(line, message) of each link to English d2l (d2l.ai) in an edition that has its own,
+    unless its paragraph (a line: zh-CN keeps one a line) links that one too."""
+    own = D2L_EDITIONS.get(code)
+    if own is None:
+        return []
+    return [(n, f"{m.group(0)} is English d2l: link {own} (this edition's d2l) instead")
+            for n, line in enumerate(text.splitlines(), 1) if own not in line
+            for m in re.finditer(r"https?://(?:www\.)?d2l\.ai/[^\s)>\]]*", line)]
 
 
 def reflow(code: str, names: list[str] | None = None, chapters: Path = CHAPTERS,
