@@ -9,23 +9,13 @@ from __future__ import annotations
 
 import nbformat
 import pytest
+from test_notebook_tools import MYST_HEADER
 from test_recorded_runs import _nb, _page, _stream, _tabs_of, _toy_run
 
 from booktools import i18n, notebooks
 
 MACHINE = {"cpu": "AMD EPYC 7763 64-Core Processor", "threads": 2, "torch": "2.9.1+cpu"}
-TINY = """\
----
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+TINY = MYST_HEADER + """
 # Tiny
 
 ```{code-cell} ipython3

@@ -14,7 +14,8 @@ import pytest
 from booktools import notebooks
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = """\
+# The front matter of a chapter's MyST text, as jupytext pairs it.
+MYST_HEADER = """\
 ---
 jupytext:
   text_representation:
@@ -25,7 +26,8 @@ kernelspec:
   language: python
   name: python3
 ---
-
+"""
+TINY = MYST_HEADER + """
 # A tiny chapter
 
 ```{code-cell} ipython3
