@@ -21,6 +21,7 @@ fi
 bash "$root/scripts/setup.sh"
 py="$root/.venv/bin/python"
 tests=()
+claimed=()
 for arg in "$@"; do
   md="$(realpath -m "$arg")"
   if [ ! -f "$md" ] || [ "${md%.md}" = "$md" ]; then
@@ -40,6 +41,7 @@ for arg in "$@"; do
     exit 1
   fi
   tests+=("$notebook")
+  claimed+=(--chapter "$name")
   for code in $codes; do
     tests+=("tests/test_i18n.py::test_translation_has_englishs_structure[$code-$name]"
             "tests/test_i18n.py::test_translated_notebook_has_englishs_code_and_outputs_and_its_own_text[$code-$name]"
@@ -52,7 +54,7 @@ status=0
 "$py" -m booktools.words >/dev/null || status=1
 "$py" -m booktools.gpu_figures >/dev/null || status=1
 if "$py" -c "import booktools.claims" 2>/dev/null; then
-  "$py" -m booktools.claims || status=1
+  "$py" -m booktools.claims "${claimed[@]}" || status=1  # the claims of these chapters
 fi
 # One pytest run, two workers: the notebooks beside the unit tests.
 "$py" -m pytest -q -n 2 -m "not slow and not browser" \
