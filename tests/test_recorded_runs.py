@@ -394,13 +394,13 @@ def test_report_counts_current_earlier_versions_and_changed_outputs(tmp_path):
                 ("b(0)", [_stream("x\n")], hw)])
     run = runs.Run("toy-gpu", tmp_path, {"commit": "abc1234"}, {"toy": recorded})
     # The stored notebook at the recorded commit, as git would give it.
-    runs._notebook_at.cache_clear()
-    original = runs._notebook_at
+    runs.notebook_at.cache_clear()
+    original = runs.notebook_at
     try:
-        runs._notebook_at = lambda commit, chapter, root=None: base
+        runs.notebook_at = lambda commit, chapter, root=None: base
         report = runs.hardware_report(tmp_path, [run])
     finally:
-        runs._notebook_at = original
+        runs.notebook_at = original
     assert report == {"toy": {"hardware": 5, "machines": {"toy-gpu": {
         "current": 2, "earlier_version": 1, "output_changed": 1}}}}
     assert runs.format_report(report).splitlines()[1].endswith(" 2/1/1")

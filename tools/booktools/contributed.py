@@ -254,7 +254,7 @@ def _program_problems(run: runs.Run, root: Path, where: str) -> list[str]:
     """Recorded code cells that are not the program the named commit's chapter holds."""
     problems, commit = [], str(run.meta.get("commit", ""))
     for chapter, nb in sorted(run.notebooks.items()):
-        then = runs._notebook_at(commit, chapter, root)
+        then = runs.notebook_at(commit, chapter, root)
         if then is None:
             problems.append(f"{where}/{chapter}.ipynb: commit {commit} has no "
                             f"chapters/{chapter}.ipynb")

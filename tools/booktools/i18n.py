@@ -440,13 +440,13 @@ def comment_faults(code: str, text: str) -> list[tuple[int, str]]:
     import io
     import tokenize
 
-    from booktools.runs import _as_python
+    from booktools.runs import as_python
     found = []
     for block in CODE_BLOCK.finditer(text):
         body_line = text.count("\n", 0, block.start()) + 1
         body = block.group(0).split("\n", 1)[1].rsplit("\n", 1)[0]
         try:
-            tokens = list(tokenize.generate_tokens(io.StringIO(_as_python(body)).readline))
+            tokens = list(tokenize.generate_tokens(io.StringIO(as_python(body)).readline))
         except (tokenize.TokenError, SyntaxError, IndentationError):
             continue
         for token in tokens:
@@ -457,17 +457,11 @@ def comment_faults(code: str, text: str) -> list[tuple[int, str]]:
                 if language(code).cjk else \
                 len({w.lower() for w in re.findall(r"[A-Za-z]+", token.string)}
                     & _ENGLISH_WORDS) >= 2
-            if english:
-                line = body_line + _source_line(body, token.string, token.start[0])
-                found.append((line, f"the comment {token.string!r} is English: translate it "
-                                    "(only the program must stay English's)"))
+            if english:  # IPython's rewrite of a magic keeps its lines
+                found.append((body_line + token.start[0],
+                              f"the comment {token.string!r} is English: translate it "
+                              "(only the program must stay English's)"))
     return found
-
-
-def _source_line(body: str, comment: str, fallback: int) -> int:
-    """The line of the code block holding the comment (a magic's rewrite keeps lines)."""
-    lines = body.splitlines()
-    return next((k for k, line in enumerate(lines, 1) if comment in line), fallback)
 
 
 _BARE = re.compile(r"（\{(ref|doc)\}`([^`]+)`）")

@@ -112,8 +112,9 @@ def machine() -> dict:
 
 
 def cpu_model() -> str:
-    """The CPU's model name, as d2lgpu.matmul.cpu_model finds it (without importing
-    d2lgpu, whose plotting import would set this process's MPLCONFIGDIR)."""
+    """The CPU's model name, as d2lgpu.matmul.cpu_model finds it: importing d2lgpu here
+    would import matplotlib into this process, whose caches go under $HOME (the
+    kernels have fresh ones, booktools.kernels)."""
     import platform
     import subprocess
     try:

@@ -57,7 +57,7 @@ __all__ = [
     "named_cells", "name_problems", "printed_line", "cell_status",
     "hardware_report", "format_report", "stale_cells", "package_changes", "record", "strip_volatile", "code_cells",
     "ArtifactWatch", "artifact_problems", "replacement_problem", "record_pins", "ARTIFACTS", "ARTIFACT_MAX_BYTES",
-    "normalise_source", "same_program", "restore_interrupted", "earlier_change",
+    "normalise_source", "same_program", "as_python", "notebook_at", "restore_interrupted", "earlier_change",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/runs.py in a checkout
@@ -117,12 +117,12 @@ def same_program(a: str, b: str) -> bool:
 def _parsed(source: str) -> str | None:
     """ast.dump of the source, or None where it is not plain Python."""
     try:
-        return ast.dump(ast.parse(_as_python(source)))
+        return ast.dump(ast.parse(as_python(source)))
     except (SyntaxError, ValueError):
         return None
 
 
-def _as_python(source: str) -> str:
+def as_python(source: str) -> str:
     """A cell's source as the Python IPython runs (magics as calls), or as it is."""
     try:
         from IPython.core.inputtransformer2 import TransformerManager
@@ -483,7 +483,7 @@ def nbval_compares(cell) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _notebook_at(commit: str, chapter: str, root: Path = ROOT):
+def notebook_at(commit: str, chapter: str, root: Path = ROOT):
     """chapters/<chapter>.ipynb as stored at a commit (git), or None where git has none."""
     import nbformat
     if not COMMIT.fullmatch(commit):
@@ -498,7 +498,7 @@ def _notebook_at(commit: str, chapter: str, root: Path = ROOT):
 
 def baseline(run: Run, chapter: str):
     """The build machine's stored notebook of chapter at the run's commit (from git), or None."""
-    return _notebook_at(str(run.meta.get("commit", "")), chapter)
+    return notebook_at(str(run.meta.get("commit", "")), chapter)
 
 
 # What cell_status says of a chapter's code cell against a recording.
