@@ -1,19 +1,18 @@
 #!/usr/bin/env bash
-# Cut a release of the book, from a clean checkout of main:
+# Cut a release from a clean checkout of main (runbooks/release.md):
 #
 #   bash scripts/release.sh 0.2.0
 #
-# Checks everything first, then makes one commit on main (the version in
-# CITATION.cff, the README's BibTeX, every install cell pinned to
-# d2lgpu==0.2.0) and tags it v0.2.0 (booktools.release). Pushes nothing: it
-# prints the push, after which publish tests the tag, deploys the site and
-# uploads d2lgpu 0.2.0 to PyPI (runbooks/release.md).
+# One commit (booktools.release pin: every install cell pinned to d2lgpu==0.2.0,
+# CITATION.cff's version and date), tagged v0.2.0. Pushes nothing.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-if [ $# -ne 1 ] || [[ $1 == -* ]]; then
-  echo "usage: bash scripts/release.sh MAJOR.MINOR.PATCH" >&2
-  exit 2
-fi
-bash scripts/setup.sh
-exec .venv/bin/python -m booktools.release cut "$1"
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+fail() { echo "release: $*" >&2; exit 2; }
+[ $# -eq 1 ] && [[ $1 != -* ]] || fail "usage: bash scripts/release.sh MAJOR.MINOR.PATCH"
+[ "$(git branch --show-current)" = main ] || fail "check out main: readers install from it"
+[ -z "$(git status --porcelain)" ] || fail "the working tree has changes: commit or stash them"
+! git rev-parse -q --verify "refs/tags/v$1" >/dev/null || fail "the tag v$1 exists already"
+.venv/bin/python -m booktools.release pin "$1"
+git commit -q -am "Release $1: the install cells pin d2lgpu==$1, CITATION.cff names it"
+git tag -a "v$1" -m "GPUs from PyTorch $1"
+echo "release: v$1 tags the release commit; publish with: git push origin main v$1"
