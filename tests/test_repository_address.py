@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from booktools import i18n, repo
+from booktools.book import repository
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD = "https://github.com/d2l-gpu-book/gpu-book"
@@ -13,9 +14,10 @@ OLD = "https://github.com/d2l-gpu-book/gpu-book"
 
 def test_every_place_names_the_address_of_config():
     assert repo.problems() == []
-    address = repo.configured()
-    assert address.url == OLD  # the book's own repository (a fork changes it with `set`)
-    named = {m.path.relative_to(ROOT) for m in repo.mentions() if m.names(address)}
+    assert repository().url == OLD  # the book's own repository (a fork edits _config.yml)
+    places = {path for pattern in repo.PLACES for path in ROOT.glob(pattern)}
+    named = {path.relative_to(ROOT) for path in places
+             if any(pattern.search(path.read_text()) for pattern in repo.ADDRESSES)}
     chapters = [p.name for p in (ROOT / "chapters").glob("*.md") if not p.name.startswith("_")]
     every_edition = {Path(folder, "chapters", f"{name[:-3]}{suffix}")
                      for folder in ["", *(f"i18n/{lang.code}" for lang in i18n.translations())]
@@ -29,8 +31,8 @@ def test_every_place_names_the_address_of_config():
 
 
 def copy_places(root: Path) -> Path:
-    """A copy of the book's place files (what booktools.repo reads and writes) under root."""
-    for path in repo.place_files():
+    """A copy of the book's place files (what booktools.repo reads) under root."""
+    for path in {path for pattern in repo.PLACES for path in ROOT.glob(pattern)}:
         target = root / path.relative_to(ROOT)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, target)
@@ -60,6 +62,6 @@ def test_a_config_that_names_no_github_repository_is_refused_in_one_line(tmp_pat
     book = copy_places(tmp_path)
     config = book / "_config.yml"
     config.write_text(config.read_text().replace(OLD, url, 1))
-    with pytest.raises(ValueError, match=r"^_config.yml repository: .* is not a GitHub "
+    with pytest.raises(ValueError, match=r"^_config.yml repository.url: .* is not a GitHub "
                                          r"repository's address"):
         repo.problems(book)

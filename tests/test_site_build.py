@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from booktools import i18n, repo
-from booktools.book import toc_pages  # one reader of _toc.yml (tests/browser)
+from booktools import i18n
+from booktools.book import repository, toc_pages  # one reader of _toc.yml (tests/browser)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -94,7 +94,7 @@ def test_each_edition_keeps_its_build_files_to_itself(built_site):
 
 def test_every_page_of_every_edition_names_the_licences(built_site):
     # html.extra_footer, linked at the repository _config.yml names (booktools.repo check).
-    address = repo.configured()
+    address = repository()
     links = [f'href="{address.url}/blob/{address.branch}/{name}"'
              for name in ("LICENSE", "LICENSE-CC-BY-SA-4.0.txt")]
     editions = ["", *(f"{lang.code}/" for lang in i18n.translations())]
