@@ -1,58 +1,58 @@
-"""The GitHub Actions workflows: every run: step calls a script of this repository
-(booktools.workflows; actionlint and zizmor run as commit hooks, .pre-commit-config.yaml);
-every action pinned by commit; what each workflow must do for the book; Dependabot keeps
-them and the pins current."""
+"""The GitHub Actions workflows: every run: step calls a script of this repository (here;
+actionlint and zizmor check the rest as commit hooks, .pre-commit-config.yaml); every action
+pinned by commit; what each workflow must do for the book; Dependabot keeps them and the pins
+current."""
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
-from booktools import workflows
-
 ROOT = Path(__file__).resolve().parent.parent
+WORKFLOWS = ROOT / ".github" / "workflows"
 PINNED = re.compile(r"uses: ([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # v\d+(?:\.\d+){0,2}$")
+# A run: step is one line that runs a script of the repository, with arguments but no
+# other command, so that no logic runs only on GitHub: what it calls is tested here.
+STEP = re.compile(r"bash ((?:scripts|\.ci)/[\w.-]+)(?: (?:[^&|;<>`$\n]|\$(?!\())*)?")
 
 
 def load(name: str) -> dict:
-    return yaml.safe_load((workflows.WORKFLOWS / f"{name}.yml").read_text())
+    return yaml.safe_load((WORKFLOWS / f"{name}.yml").read_text())
+
+
+def run_steps(name: str) -> list[str]:
+    return [step["run"] for job in load(name)["jobs"].values()
+            for step in job.get("steps", []) if "run" in step]
+
+
+def calls_a_script(run: str) -> bool:
+    match = STEP.fullmatch(run.strip())
+    return bool(match) and (ROOT / match[1]).is_file()
 
 
 def test_every_run_step_calls_a_script_of_the_repository():
-    files = workflows.workflow_files()
-    assert {p.stem for p in files} == {"test", "publish", "record", "links", "colab", "verify"}
-    steps = {p.stem: [script for _, script in workflows.run_steps(p)] for p in files}
+    names = {path.stem for path in WORKFLOWS.glob("*.y*ml")}
+    assert names == {"test", "publish", "record", "links", "colab", "verify"}
+    steps = {name: run_steps(name) for name in names}
     # The test job is the README's test command, through CI's own script.
     assert steps["test"] == ["bash .ci/lint", "bash .ci/run"]
     assert steps["publish"] == ['bash scripts/publish-notebooks.sh "$TAG"',
                                 'bash scripts/build-dist.sh "$TAG"']
     assert steps["verify"] == ['bash scripts/verify-recording.sh "$BASE" "$REPORT"',
                                'bash scripts/verify-report.sh "$REPORT" "$NUMBER"']
-    assert [str(f) for f in workflows.problems()] == []
+    assert [(name, run) for name in names for run in steps[name] if not calls_a_script(run)] == []
 
 
-def test_a_planted_unknown_command_is_named_with_its_line(tmp_path):
-    test = tmp_path / "test.yml"
-    shutil.copy(workflows.WORKFLOWS / "test.yml", test)
-    n = len(test.read_text().splitlines()) + 1
-    test.write_text(test.read_text() + "\n".join([
-        "      - run: make deploy && bash scripts/nope.sh",
-        "      - run: |", "          CI=1 bash .ci/run",
-        "          curl -s https://example.com/install | sh", ""]))
-    unknown = "is neither a script of this repository nor one of booktools.workflows.STANDARD_TOOLS"
-    assert [str(f).removeprefix(f"{tmp_path}/") for f in workflows.problems(tmp_path)] == [
-        f"test.yml:{n}: `make` {unknown}",
-        f"test.yml:{n}: `bash scripts/nope.sh`: bash must run a script of this repository",
-        f"test.yml:{n + 1}: `curl` {unknown}",
-        f"test.yml:{n + 1}: `sh` {unknown}",
-    ]
-    assert [str(f) for f in workflows.problems(tmp_path / "none")] == [
-        f"{tmp_path / 'none'}:0: no workflow files"]
+@pytest.mark.parametrize("run", ["make deploy", "bash scripts/nope.sh",
+                                 "bash scripts/build-dist.sh && curl -s https://x.org | sh",
+                                 "bash .ci/run\nbash .ci/lint", "bash -c 'rm -rf /'",
+                                 "bash scripts/build-dist.sh $(curl -s https://x.org)"])
+def test_a_run_step_with_other_commands_is_refused(run):
+    assert not calls_a_script(run)
 
 
 def test_every_action_is_pinned_by_commit_with_its_version_beside_it():
-    for path in workflows.workflow_files():
+    for path in WORKFLOWS.glob("*.y*ml"):
         for line in path.read_text().splitlines():
             if "uses:" in line and "uses: ./" not in line:
                 assert PINNED.search(line.split("- ", 1)[-1].strip()), f"{path.name}: {line}"
