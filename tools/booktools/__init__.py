@@ -10,10 +10,9 @@ clocks and power while a recording runs), ``booktools.contributed`` (a
 reader's recording: scrubbed, packed, and checked by ``python -m
 booktools.runs verify``),
 ``booktools.words`` (words of prose against the limits, ``python -m
-booktools.words``), ``booktools.citation`` (CITATION.cff and its BibTeX),
-``booktools.release`` (release tags), ``booktools.colab`` (the chapters as a
-Colab reader runs them), ``booktools.workflows`` (the GitHub workflows,
-checked here), ``booktools.book`` (the book's pages and configuration) and
+booktools.words``), ``booktools.release`` (release tags), ``booktools.repo``
+(the repository's address), ``booktools.colab`` (the chapters as a Colab
+reader runs them), ``booktools.book`` (the book's pages and configuration) and
 ``booktools.ext`` (the site's Sphinx extensions). Importing the package does
 nothing.
 """
