@@ -1,26 +1,11 @@
-"""Execute a notebook as the book does everywhere: in a kernel of this interpreter,
-with its caches in a fresh temporary folder.
+"""Execute a notebook as refresh, record and the Colab check all do (``execute``).
 
-Three commands execute chapters: ``refresh`` (the stored outputs), ``record``
-(a GPU machine's run) and the Colab check (a reader's run). Each runs them
-through ``execute``, so that all three see the same thing:
-
-- the kernel is this very interpreter (``kernel_manager``), not whatever a
-  "python3" kernelspec points at, which could be another Python with another
-  torch than the one the run reports;
-- the kernel's libraries keep their caches and configuration in a temporary
-  folder (``kernel_caches``), not the user's: a matplotlibrc or an IPython
-  startup file in someone's home must not change what a chapter prints, and
-  a home matplotlib cannot write to made it print a warning with the
-  machine's paths.
-
-A signal (Ctrl-C, SIGTERM) stops an execution as a whole: nbclient's own
-handlers would only kill the kernel, and the caller would take that for one
-failed notebook and go on with the next; ``execute`` shuts the kernel down and
-raises ``Stopped`` (a BaseException, as KeyboardInterrupt).
-
-Needs nbclient and jupyter_client only (a GPU machine's record environment has
-no jupytext).
+The kernel runs this very interpreter, not whatever a "python3" kernelspec names
+(another torch than the one the run reports); its libraries' caches and configuration
+go to a fresh temporary folder, not the user's home (a matplotlibrc there changed
+what a chapter printed); Ctrl-C or SIGTERM stops the whole execution (``Stopped``),
+where nbclient's own handlers kill the kernel only. Needs nbclient alone (a record
+environment has no jupytext).
 """
 from __future__ import annotations
 
@@ -35,9 +20,7 @@ from pathlib import Path
 
 __all__ = ["CACHE_VARIABLES", "kernel_caches", "kernel_manager", "execute", "Stopped"]
 
-# ipykernel warns on every start that it listens on local TCP without
-# encryption (as every Jupyter kernel on one machine does): said once per
-# chapter, it buried the run's own lines. Its log shows errors only.
+# ipykernel's warning at each start (local TCP without encryption) buried a run's lines.
 KERNEL_LOG_LEVEL = "--IPKernelApp.log_level=ERROR"
 
 
@@ -50,17 +33,14 @@ class Stopped(BaseException):
 
 # Where a kernel's libraries keep caches and configuration (under $HOME by default).
 CACHE_VARIABLES = ("MPLCONFIGDIR", "IPYTHONDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME")
-# Set for the kernels too: PyTorch's profiler (kineto) writes "USDT:<date> <pid>
-# ... profiler_start" lines of its own to stderr, which landed in the profiler
-# cells' stored and recorded outputs; level 6 keeps them out.
+# PyTorch's profiler (kineto) wrote its own "USDT:... profiler_start" lines into outputs.
 QUIET = {"KINETO_LOG_LEVEL": "6"}
 KERNEL_NAME = "this-python"
 
 
 @contextlib.contextmanager
 def kernel_caches():
-    """Point the kernels started inside at a fresh temporary folder for their caches,
-    with the profiler's own log lines off (QUIET)."""
+    """Point the kernels started inside at a fresh folder for their caches (and QUIET)."""
     saved = {name: os.environ.get(name) for name in (*CACHE_VARIABLES, *QUIET)}
     with tempfile.TemporaryDirectory(prefix="book-kernel-") as folder:
         for name in CACHE_VARIABLES:
@@ -78,12 +58,8 @@ def kernel_caches():
 
 
 def kernel_manager():
-    """A kernel manager class whose kernels run this interpreter (sys.executable).
-
-    NotebookClient creates one per notebook from the class, and so owns it:
-    each chapter's kernel is shut down when the chapter is done, and frees its
-    GPU memory before the next one starts.
-    """
+    """A kernel manager class whose kernels run sys.executable (NotebookClient makes one
+    per notebook, and shuts it down, freeing its GPU memory, before the next)."""
     from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
     from jupyter_client.manager import AsyncKernelManager
 
@@ -104,8 +80,7 @@ def kernel_manager():
 
 
 def _client_class():
-    """NotebookClient whose SIGINT and SIGTERM stop the execution (Stopped), not just
-    its kernel."""
+    """NotebookClient whose SIGINT and SIGTERM stop the execution, not just its kernel."""
     from nbclient import NotebookClient
 
     class StoppableClient(NotebookClient):
@@ -131,10 +106,7 @@ def _client_class():
 
 
 def execute(nb, folder: Path, timeout: int, allow_errors: bool = False, **hooks) -> None:
-    """Execute nb in place, its working directory folder, in a fresh kernel of this
-    interpreter with fresh caches; hooks go to NotebookClient (on_cell_execute, ...).
-
-    Stopped when SIGINT or SIGTERM arrives meanwhile (the kernel shut down)."""
+    """Execute nb in place from folder (hooks go to NotebookClient); Stopped on a signal."""
     with kernel_caches():
         client = _client_class()(nb, kernel_manager_class=kernel_manager(),
                                  kernel_name=KERNEL_NAME, timeout=timeout,
