@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# Print the Python the record scripts use (record-run.sh, record-needed.sh):
-# $PYTHON, else .venv-record/bin/python (scripts/record-setup.sh makes it),
-# else .venv/bin/python, else python3.
+# The Python of the record scripts: $PYTHON, else .venv-record (record-setup.sh),
+# else .venv, else python3.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 if [ -n "${PYTHON:-}" ]; then

@@ -1,21 +1,9 @@
-"""A recording a reader contributes: scrubbed and packed on their machine, verified here.
+"""A reader's recording: ``scrub`` and ``pack`` on their machine (notebooks/record.md),
+``verify`` here (python -m booktools.runs verify PATH [--base REF]).
 
-    python -m booktools.runs verify PATH [--base REF]
-
-PATH is a folder runs/<slug> or a zip that ``pack`` made (runs/<slug>/... and
-manifest.json, the sha256 of each file). ``verify`` refuses, one line each
-naming the file and why: a file outside runs/<slug> (in the zip, or with
---base, changed since REF); a missing or inconsistent run.json
-(runs.check_run; GPU names, count, compute capabilities, CUDA and Python
-versions, and the PyTorch, CUDA and GPU the outputs print); a commit the history (HEAD, or REF) does not hold; code cells that
-are not the same program (runs.same_program) as the chapter's at that commit;
-an output or kept file holding a token, an e-mail address, a hostname or a
-home path (PRIVATE); a recording that would replace one made on other GPUs.
-A valid one gets the claims it confirms and contradicts (booktools.claims,
-against that recording alone). Exit 0 accepted, 1 refused.
-
-``scrub`` removes from a recording's outputs what ``verify`` refuses, and
-``pack`` zips it with its manifest (the reader's notebook, notebooks/record.md).
+PATH is runs/<slug> or the zip ``pack`` made (with manifest.json, each file's sha256).
+``verify`` refuses, one line each, what runbooks/recording.md lists; an accepted one
+gets the claims it confirms and contradicts (booktools.claims). Exit 0 accepted, 1 refused.
 """
 from __future__ import annotations
 
@@ -26,6 +14,7 @@ import os
 import re
 import socket
 import subprocess
+import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -103,10 +92,9 @@ def _scrub_text(text: str, replacements) -> str:
 
 
 def scrub(folder: Path) -> list[str]:
-    """Remove from runs/<slug>'s outputs and kept text files this machine's hostname, user
-    name, home path, identifying environment variables, dumped environment lines and
-    whatever else PRIVATE matches; a kept file that is not text and still holds one is
-    deleted. Returns one line per file changed."""
+    """Replace in runs/<slug>'s outputs and kept files this machine's names, home and
+    identifying variables, and what PRIVATE matches (a binary file holding one is
+    deleted); one line per file changed."""
     import nbformat
     replacements, said = _replacements(), []
     for path in sorted(folder.glob("*.ipynb")):
@@ -339,7 +327,6 @@ def confirmed(run: runs.Run, root: Path = runs.ROOT) -> list[claims.Result]:
 
 def main(path: str, base: str | None = None, root: Path = runs.ROOT, out=None) -> int:
     """``runs verify``: print the problems, or the claims the recording confirms."""
-    import sys
     out = out or sys.stdout
     problems, run = verify(Path(path), root, base)
     if problems:
