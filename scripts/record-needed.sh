@@ -4,15 +4,12 @@
 # names something. Prints why and record=true|false (also to $GITHUB_OUTPUT).
 #   bash scripts/record-needed.sh MACHINE [EVENT]
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
+source "$(dirname "${BASH_SOURCE[0]}")/record-python.sh"  # root, $python, PYTHONPATH
 if [ $# -lt 1 ] || [ $# -gt 2 ] || [[ $1 == -* ]]; then
   echo "usage: bash scripts/record-needed.sh MACHINE [EVENT]" >&2
   exit 2
 fi
 machine="$1" event="${2:-}"
-python="$(bash "$root/scripts/record-python.sh")"
-export PYTHONPATH="$root:$root/tools${PYTHONPATH:+:$PYTHONPATH}"
 if [ "$event" = workflow_dispatch ]; then
   echo "record-needed: asked by hand: recording runs/$machine/"
   record=true

@@ -13,7 +13,6 @@ import json
 import os
 import re
 import socket
-import subprocess
 import sys
 import tempfile
 import zipfile
@@ -47,14 +46,20 @@ ENV_SECRET = re.compile(r"TOKEN|KEY|SECRET|PASS|AUTH|CRED|USER|LOGNAME|HOST|MAIL
 ENV_LINE = re.compile(r"(?m)^([A-Z_][A-Z0-9_]*)=\S.*$")  # a line of an environment dump
 
 
-def _texts(cell) -> list[str]:
-    """Every text a code cell's outputs hold (streams, text/*, errors); images left out."""
+def _texts(cell, change=None) -> list[str]:
+    """Every text a code cell's outputs hold (streams, text/*, errors), each replaced by
+    change(text) where given."""
     found = []
     for output in cell.get("outputs", []):
-        found.append(output.get("text", ""))
-        found += [v if isinstance(v, str) else "".join(v) for k, v in
-                  output.get("data", {}).items() if k.startswith("text/")]
-        found += [output.get("evalue", ""), *output.get("traceback", [])]
+        data = output.get("data", {})
+        places = [(output, key) for key in ("text", "evalue") if key in output]
+        places += [(data, key) for key in data if key.startswith("text/")]
+        places += [(output["traceback"], i) for i in range(len(output.get("traceback", [])))]
+        for holder, key in places:
+            text = holder[key] if isinstance(holder[key], str) else "".join(holder[key])
+            found.append(text)
+            if change:
+                holder[key] = change(text)
     return [t for t in found if t]
 
 
@@ -101,15 +106,7 @@ def scrub(folder: Path) -> list[str]:
         nb = nbformat.read(path, as_version=4)
         before = json.dumps(nb, sort_keys=True)
         for cell in runs.code_cells(nb):
-            for output in cell.get("outputs", []):
-                for key in ("text", "evalue"):
-                    if key in output:
-                        output[key] = _scrub_text(output[key], replacements)
-                if "traceback" in output:
-                    output["traceback"] = [_scrub_text(t, replacements) for t in output.traceback]
-                for key, value in output.get("data", {}).items():
-                    if key.startswith("text/") and isinstance(value, str):
-                        output["data"][key] = _scrub_text(value, replacements)
+            _texts(cell, lambda text: _scrub_text(text, replacements))
         if json.dumps(nb, sort_keys=True) != before:
             nbformat.write(nb, path)
             said.append(f"{path.name}: private strings replaced in outputs")
@@ -160,11 +157,6 @@ def pack(folder: Path, zip_path: Path, meta_extra: dict | None = None) -> dict:
             zf.write(path, name)
         zf.writestr(MANIFEST, json.dumps(manifest, indent=1) + "\n")
     return manifest
-
-
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
-                          encoding="utf-8")
 
 
 def _unzip(path: Path, into: Path) -> tuple[Path | None, list[str]]:
@@ -284,7 +276,8 @@ def verify(path: Path, root: Path = runs.ROOT, base: str | None = None) -> tuple
             if path.resolve().parent != (root / "runs").resolve():
                 problems.append(f"{path}: not a folder runs/<slug> of this checkout")
         if base is not None:
-            changed = _git(root, "diff", "--name-only", f"{base}...HEAD").stdout.split()
+            changed = runs.git("diff", "--name-only", f"{base}...HEAD", root=root).stdout
+            changed = changed.split()
             problems += [f"{name}: changed outside runs/{folder.name}/" for name in changed
                          if folder is None or not name.startswith(f"runs/{folder.name}/")]
         if folder is None or not folder.is_dir():
@@ -298,13 +291,14 @@ def verify(path: Path, root: Path = runs.ROOT, base: str | None = None) -> tuple
         problems += _consistency(run, where)
         commit = str(run.meta.get("commit", ""))
         if runs.COMMIT.fullmatch(commit):
-            if _git(root, "merge-base", "--is-ancestor", commit, base or "HEAD").returncode:
+            if runs.git("merge-base", "--is-ancestor", commit, base or "HEAD",
+                        root=root).returncode:
                 problems.append(f"{where}/run.json: commit {commit} is not in the history of "
                                 f"{base or 'HEAD'}")
             else:
                 problems += _program_problems(run, root, where)
         problems += _private(run, where)
-        old = _git(root, "show", f"{base or 'HEAD'}:runs/{folder.name}/run.json")
+        old = runs.git("show", f"{base or 'HEAD'}:runs/{folder.name}/run.json", root=root)
         if old.returncode == 0:
             before = json.loads(old.stdout).get("gpus") or []
             if before and before != run.meta.get("gpus"):

@@ -1,24 +1,25 @@
 """Execute a notebook as refresh, record and the Colab check all do (``execute``).
 
-The kernel runs this very interpreter, not whatever a "python3" kernelspec names
-(another torch than the one the run reports); its libraries' caches and configuration
-go to a fresh temporary folder, not the user's home (a matplotlibrc there changed
-what a chapter printed); Ctrl-C or SIGTERM stops the whole execution (``Stopped``),
-where nbclient's own handlers kill the kernel only. Needs nbclient alone (a record
-environment has no jupytext).
+The kernel runs this very interpreter (a kernelspec of its own, not whatever
+"python3" names: another torch than the run reports); its libraries' caches go to a
+fresh folder, not the user's home (a matplotlibrc there changed what a chapter
+printed); Ctrl-C or SIGTERM stops the whole execution (``Stopped``), where nbclient's
+handlers kill the kernel only. Needs nbclient alone (no jupytext when recording).
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import platform
 import signal
 import sys
 import tempfile
 from pathlib import Path
+from unittest import mock
 
-__all__ = ["CACHE_VARIABLES", "kernel_caches", "kernel_manager", "execute", "Stopped"]
+__all__ = ["CACHE_VARIABLES", "kernel_caches", "execute", "Stopped"]
 
 # ipykernel's warning at each start (local TCP without encryption) buried a run's lines.
 KERNEL_LOG_LEVEL = "--IPKernelApp.log_level=ERROR"
@@ -40,43 +41,22 @@ KERNEL_NAME = "this-python"
 
 @contextlib.contextmanager
 def kernel_caches():
-    """Point the kernels started inside at a fresh folder for their caches (and QUIET)."""
-    saved = {name: os.environ.get(name) for name in (*CACHE_VARIABLES, *QUIET)}
+    """Point the kernels started inside at a fresh folder for their caches (and QUIET),
+    where the kernelspec KERNEL_NAME runs this interpreter."""
     with tempfile.TemporaryDirectory(prefix="book-kernel-") as folder:
-        for name in CACHE_VARIABLES:
-            os.environ[name] = os.path.join(folder, name.lower())
-            os.makedirs(os.environ[name])
-        os.environ.update(QUIET)
-        try:
+        caches = {name: os.path.join(folder, name.lower()) for name in CACHE_VARIABLES}
+        for path in caches.values():
+            os.makedirs(path)
+        spec = Path(folder, "jupyter", "kernels", KERNEL_NAME)
+        spec.mkdir(parents=True)
+        (spec / "kernel.json").write_text(json.dumps({
+            "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                     KERNEL_LOG_LEVEL],
+            "display_name": f"Python {platform.python_version()} ({sys.executable})",
+            "language": "python"}), encoding="utf-8")
+        jupyter = {"JUPYTER_PATH": str(spec.parents[1])}  # searched first
+        with mock.patch.dict(os.environ, {**caches, **QUIET, **jupyter}):
             yield Path(folder)
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
-
-
-def kernel_manager():
-    """A kernel manager class whose kernels run sys.executable (NotebookClient makes one
-    per notebook, and shuts it down, freeing its GPU memory, before the next)."""
-    from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
-    from jupyter_client.manager import AsyncKernelManager
-
-    spec = KernelSpec(argv=[sys.executable, "-m", "ipykernel_launcher", "-f",
-                            "{connection_file}", KERNEL_LOG_LEVEL],
-                      display_name=f"Python {platform.python_version()} ({sys.executable})",
-                      language="python")
-
-    class ThisInterpreterSpecs(KernelSpecManager):
-        def get_kernel_spec(self, kernel_name):
-            return spec
-
-    class ThisInterpreter(AsyncKernelManager):
-        def _kernel_spec_manager_default(self):
-            return ThisInterpreterSpecs(data_dir=self.data_dir)
-
-    return ThisInterpreter
 
 
 def _client_class():
@@ -108,8 +88,7 @@ def _client_class():
 def execute(nb, folder: Path, timeout: int, allow_errors: bool = False, **hooks) -> None:
     """Execute nb in place from folder (hooks go to NotebookClient); Stopped on a signal."""
     with kernel_caches():
-        client = _client_class()(nb, kernel_manager_class=kernel_manager(),
-                                 kernel_name=KERNEL_NAME, timeout=timeout,
+        client = _client_class()(nb, kernel_name=KERNEL_NAME, timeout=timeout,
                                  allow_errors=allow_errors,
                                  resources={"metadata": {"path": str(folder)}}, **hooks)
         try:

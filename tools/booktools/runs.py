@@ -2,9 +2,9 @@
 
     python -m booktools.runs record MACHINE [--label L] [--chapter NAME ...] [--replace]
     python -m booktools.runs pins       what recording needs besides torch, pinned
-    python -m booktools.runs report     hardware cells with a current recording; why each stale one is
+    python -m booktools.runs report     hardware cells with a current recording; why others are stale
     python -m booktools.runs stale MACHINE
-    python -m booktools.runs verify PATH [--base REF]   a contributed recording (booktools.contributed)
+    python -m booktools.runs verify PATH [--base REF]   a reader's recording (booktools.contributed)
 
 A recording belongs to a hardware cell by (chapter, cell name); it is current while
 that cell and every code cell above it are the same program (same_program).
@@ -36,6 +36,7 @@ __all__ = [
     "hardware_report", "format_report", "stale_cells", "package_changes", "record", "strip_volatile", "code_cells",
     "ArtifactWatch", "artifact_problems", "replacement_problem", "record_pins", "ARTIFACTS", "ARTIFACT_MAX_BYTES",
     "normalise_source", "same_program", "as_python", "notebook_at", "restore_interrupted", "earlier_change",
+    "git",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/runs.py in a checkout
@@ -409,18 +410,22 @@ def nbval_compares(cell) -> bool:
             and not (options.get("skip") or options.get("check") is False))
 
 
+def git(*args: str, root: Path = ROOT) -> subprocess.CompletedProcess:
+    """git's answer in root (returncode 127 where there is no git)."""
+    try:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                              encoding="utf-8")
+    except OSError as error:
+        return subprocess.CompletedProcess(["git", *args], 127, "", str(error))
+
+
 @functools.lru_cache(maxsize=None)
 def notebook_at(commit: str, chapter: str, root: Path = ROOT):
     """chapters/<chapter>.ipynb as stored at a commit (git), or None where git has none."""
     import nbformat
-    if not COMMIT.fullmatch(commit):
-        return None
-    try:
-        text = subprocess.run(["git", "show", f"{commit}:chapters/{chapter}.ipynb"], cwd=root,
-                              capture_output=True, text=True, check=True, encoding="utf-8").stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return nbformat.reads(text, as_version=4)
+    shown = git("show", f"{commit}:chapters/{chapter}.ipynb", root=root) \
+        if COMMIT.fullmatch(commit) else None
+    return nbformat.reads(shown.stdout, as_version=4) if shown and not shown.returncode else None
 
 
 def baseline(run: Run, chapter: str):
@@ -548,8 +553,7 @@ def package_changes(run: Run | None, root: Path = ROOT, package: str = PACKAGE) 
         return []
     if not COMMIT.fullmatch(commit):
         return [f"{package}: cannot compare with the recorded commit {commit!r} (not a commit)"]
-    proc = subprocess.run(["git", "diff", "--name-only", commit, "HEAD", "--", package],
-                          cwd=root, capture_output=True, text=True, encoding="utf-8")
+    proc = git("diff", "--name-only", commit, "HEAD", "--", package, root=root)
     if proc.returncode != 0:
         return [f"{package}: cannot compare with the recorded commit {commit} "
                 "(git does not know it here: fetch the whole history)"]
@@ -562,8 +566,7 @@ def _same_module(root: Path, commit: str, name: str) -> bool:
     """Whether a Python file is the same program at commit and at HEAD (same_program)."""
     if not name.endswith(".py"):
         return False
-    sources = [subprocess.run(["git", "show", f"{rev}:{name}"], cwd=root, capture_output=True,
-                              text=True, encoding="utf-8") for rev in (commit, "HEAD")]
+    sources = [git("show", f"{rev}:{name}", root=root) for rev in (commit, "HEAD")]
     return all(p.returncode == 0 for p in sources) and \
         same_program(sources[0].stdout, sources[1].stdout)
 
@@ -706,14 +709,6 @@ class ArtifactWatch:
             self.found[name] = kept
 
 
-def _git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                              capture_output=True, text=True, check=True,
-                              encoding="utf-8").stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-
 
 def _machine_facts() -> dict:
     """This machine's GPUs, versions and driver, as torch and nvidia-smi say."""
@@ -797,7 +792,7 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
     if not label:  # None, or "" from a workflow whose label input was left empty
         label = (f"{len(gpus)}x " if len(gpus) > 1 else "") + (gpus[0] if gpus else "CPU")
     meta = {"label": label, **facts, "date": _dt.date.today().isoformat(),
-            "commit": _git_commit(), "recorded_with": f"scripts/record-run.sh {machine}",
+            "commit": git("rev-parse", "--short", "HEAD").stdout.strip(), "recorded_with": f"scripts/record-run.sh {machine}",
             **({"conditions": sampled} if sampled else {})}
     folder = write_run(machine, notebooks, meta, root=root, artifacts=artifacts)
     kept = sum(map(len, artifacts.values()))
