@@ -11,7 +11,7 @@ report="$1" number="$2"
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
   head -c 60000 "$report" >> "$GITHUB_STEP_SUMMARY"
 fi
-if head -c 60000 "$report" | gh pr comment "$number" --body-file -; then
+if gh pr comment "$number" --body-file <(head -c 60000 "$report"); then
   echo "verify-report: commented on pull request $number"
 else
   echo "verify-report: no comment (a fork's pull request gets a read-only token); the report is on the run's Summary page"
