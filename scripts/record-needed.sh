@@ -1,27 +1,15 @@
 #!/usr/bin/env bash
-# Decide whether runs/MACHINE/ needs a new recording (the record workflow's
-# second step): yes when asked by hand (EVENT workflow_dispatch), else when a
-# `hardware` cell has no current recording there (new, edited since, or its
-# stored output changed) or d2lgpu/ changed since the recorded commit
-# (python -m booktools.runs stale).
-#
+# Whether runs/MACHINE/ needs a new recording (the record workflow's second step):
+# when asked by hand (EVENT workflow_dispatch), or `python -m booktools.runs stale`
+# names something. Prints why and record=true|false (also to $GITHUB_OUTPUT).
 #   bash scripts/record-needed.sh MACHINE [EVENT]
-#
-# Prints why, and `record=true` or `record=false`, which it also appends to
-# the file $GITHUB_OUTPUT names (GitHub Actions' step outputs) when set.
-# Python: $PYTHON, else .venv-record/bin/python (scripts/record-setup.sh),
-# else .venv/bin/python, else python3, with this checkout's booktools first on
-# its path.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
+source "$(dirname "${BASH_SOURCE[0]}")/record-python.sh"  # root, $python, PYTHONPATH
 if [ $# -lt 1 ] || [ $# -gt 2 ] || [[ $1 == -* ]]; then
   echo "usage: bash scripts/record-needed.sh MACHINE [EVENT]" >&2
   exit 2
 fi
 machine="$1" event="${2:-}"
-python="$(bash "$root/scripts/record-python.sh")"
-export PYTHONPATH="$root:$root/tools${PYTHONPATH:+:$PYTHONPATH}"
 if [ "$event" = workflow_dispatch ]; then
   echo "record-needed: asked by hand: recording runs/$machine/"
   record=true

@@ -1,22 +1,10 @@
 #!/usr/bin/env bash
-# Propose a recorded run as a pull request (the record workflow's last step):
-# commits runs/MACHINE/ alone on the branch record/MACHINE (made afresh from
-# HEAD), pushes it to origin and opens a pull request into the branch checked
-# out now with the `gh` CLI, or, when one is open from that branch, updates it.
-#
+# Propose runs/MACHINE/ as a pull request (the record workflow's last step): commit it
+# alone on record/MACHINE (afresh from HEAD), push and open (or update) a pull request
+# into the current branch. --from DIR copies the run from DIR first.
 #   GH_TOKEN=... bash scripts/record-pr.sh MACHINE [--from DIR]
-#
-# --from DIR: runs/MACHINE/ becomes DIR's copy first (the record workflow's
-# hosted job, which gets the run as an artifact from the GPU job).
-# Nothing happens when runs/MACHINE/ is as HEAD has it. Without a configured
-# git identity it commits as github-actions[bot]. Needs git, python3 (to read
-# run.json) and gh with GH_TOKEN (GitHub's runners have gh; locally, `gh auth
-# login` will do). The push authenticates with GH_TOKEN through gh, as `gh
-# auth setup-git` would set up, for this push alone: never with a credential
-# that checkout or anything else left in the git configuration, and without
-# changing the configuration of a machine that records again and again. A
-# push made with the token of the workflow itself would start no workflow,
-# so the pull request would get no checks.
+# The push authenticates with GH_TOKEN through gh, for this push alone, never with a
+# credential left in git's configuration (a workflow's own token would start no checks).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

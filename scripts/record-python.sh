@@ -1,15 +1,11 @@
 #!/usr/bin/env bash
-# Print the Python the record scripts use (record-run.sh, record-needed.sh):
-# $PYTHON, else .venv-record/bin/python (scripts/record-setup.sh makes it),
-# else .venv/bin/python, else python3.
-set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-if [ -n "${PYTHON:-}" ]; then
-  echo "$PYTHON"
-elif [ -x .venv-record/bin/python ]; then
-  echo "$PWD/.venv-record/bin/python"
-elif [ -x .venv/bin/python ]; then
-  echo "$PWD/.venv/bin/python"
-else
-  echo python3
-fi
+# Sourced by record-run.sh and record-needed.sh: cd to the root; $python is $PYTHON, else
+# .venv-record (record-setup.sh), else .venv, else python3, with this checkout first on its path.
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+python="${PYTHON:-}"
+for candidate in .venv-record/bin/python .venv/bin/python; do
+  [ -n "$python" ] || [ ! -x "$candidate" ] || python="$root/$candidate"
+done
+python="${python:-python3}"
+export PYTHONPATH="$root:$root/tools${PYTHONPATH:+:$PYTHONPATH}"

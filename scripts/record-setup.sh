@@ -1,23 +1,8 @@
 #!/usr/bin/env bash
-# Prepare this machine for recording a run (the record workflow's first step;
-# by hand, the same). The machine's Python ($PYTHON, else python3) must have a
-# CUDA build of torch that sees a GPU. This creates .venv-record/ from it with
-# --system-site-packages, so that the venv uses that very torch, and installs
-# into the venv what recording needs besides torch (python -m booktools.runs
-# pins): the machine's own Python is left as it was.
-#
-#   bash scripts/record-setup.sh                      # from PyPI
-#   bash scripts/record-setup.sh --wheels DIR         # offline, from wheels that
-#                                                     # scripts/record-wheels.sh fetched
-#   PYTHON=/opt/conda/bin/python bash scripts/record-setup.sh
-#
-# scripts/record-run.sh then records with .venv-record/bin/python. Stops,
-# installing nothing, when the Python has no torch, a torch without CUDA, or
-# no visible GPU. RECORD_REHEARSAL=1 skips the GPU checks, to rehearse the
-# whole recording on a CPU into a scratch folder:
-#
-#   RECORD_REHEARSAL=1 bash scripts/record-setup.sh --wheels DIR
-#   bash scripts/record-run.sh scratch-cpu && rm -r runs/scratch-cpu
+# Make .venv-record/ beside the machine's CUDA torch ($PYTHON, else python3) and
+# install what recording needs besides torch (python -m booktools.runs pins).
+#   bash scripts/record-setup.sh [--wheels DIR]    # DIR: from scripts/record-wheels.sh, offline
+# RECORD_REHEARSAL=1 skips the GPU checks, to rehearse on a CPU into a scratch folder.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -31,7 +16,7 @@ elif [ $# -ne 0 ]; then
 fi
 python="${PYTHON:-python3}"
 command -v "$python" >/dev/null 2>&1 || { echo "record-setup: no Python at PYTHON=$python" >&2; exit 2; }
-if ! "$python" - <<'PY'
+"$python" - <<'PY'
 import os
 import sys
 try:
@@ -48,17 +33,10 @@ if not torch.cuda.is_available():
 print(f"record-setup: torch {torch.__version__} sees {torch.cuda.device_count()} GPU(s): "
       f"{torch.cuda.get_device_name(0)}")
 PY
-then
-  exit 1
-fi
 venv="$root/.venv-record"
-# Without pip of its own: the venv borrows the machine's pip (it sees the
-# machine's packages), which spares installing one, and works where Debian's
-# python3 has no ensurepip (no python3-venv package).
+# Without pip: it borrows the machine's (Debian's python3 may have no ensurepip).
 "$python" -m venv --system-site-packages --clear --without-pip "$venv"
-# --system-site-packages shows the venv only the base installation's packages.
-# Where $python is itself a venv (GPU images often ship torch in one), its own
-# site-packages go on the new venv's path too, after the venv's own.
+# Where $python is itself a venv (GPU images ship torch in one), its packages too.
 site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 "$python" -c 'import site, sys; print("\n".join(site.getsitepackages()))' > "$site/_record_parent.pth"
 if ! "$venv/bin/python" -m pip --version >/dev/null 2>&1; then

@@ -1,18 +1,7 @@
 #!/usr/bin/env bash
-# Download, as wheels, what recording needs besides torch and matplotlib
-# (nbformat, nbclient, ipykernel and nbval at requirements.txt's versions, with
-# everything they need), for a GPU machine without network access:
-#
-#   bash scripts/record-wheels.sh DIR [PYTHON_VERSION] [PLATFORM]
-#       e.g. bash scripts/record-wheels.sh wheels 3.12        (x86-64 Linux)
-#            bash scripts/record-wheels.sh wheels 3.11 manylinux_2_28_aarch64
-#
-# Copy DIR to that machine beside the checkout, then, there:
-#
-#   bash scripts/record-setup.sh --wheels DIR && bash scripts/record-run.sh MACHINE
-#
-# record-setup.sh installs from DIR alone (pip --no-index) into .venv-record/,
-# which also sees the machine's own torch. Run this where pip reaches PyPI.
+# Download what recording needs besides torch as wheels, for a GPU machine without
+# network (then, there: bash scripts/record-setup.sh --wheels DIR).
+#   bash scripts/record-wheels.sh DIR [PYTHON_VERSION] [PLATFORM]   # 3.12, x86-64 Linux
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [ $# -lt 1 ] || [ $# -gt 3 ] || [[ $1 == -* ]]; then

@@ -1,14 +1,8 @@
 #!/usr/bin/env bash
-# Verify every recording a pull request adds or changes (the verify workflow's
-# check; by hand, the same): each folder runs/<slug>/ changed since BASE goes
-# through `python -m booktools.runs verify runs/<slug> --base BASE`, which also
-# refuses any file changed outside it (booktools.contributed).
-#
+# Verify each runs/<slug>/ a pull request changes since BASE (the verify workflow):
+# python -m booktools.runs verify runs/<slug> --base BASE; the Markdown report also
+# goes to REPORT_FILE. Exit 1 when one is refused or none changed.
 #   bash scripts/verify-recording.sh BASE [REPORT_FILE]
-#
-# Prints the report (what is refused and why, or the claims each recording
-# confirms and contradicts) and writes it, as Markdown, to REPORT_FILE when
-# given. Exit 1 when a recording is refused or the change holds none.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
-# Post the verify workflow's report (scripts/verify-recording.sh wrote it):
-# always on the run's Summary page, and as a comment on the pull request where
-# the token may write one. GitHub gives a pull request from a fork a read-only
-# token, so there the Summary page and the check's status alone say it.
-#
+# Post verify-recording.sh's report on the run's Summary page, and as a comment on
+# the pull request where the token may write one (not a fork's).
 #   GH_TOKEN=... bash scripts/verify-report.sh REPORT_FILE PR_NUMBER
-#
-# Needs gh with GH_TOKEN (pull-requests: write) for the comment.
 set -euo pipefail
 if [ $# -ne 2 ] || [ ! -f "$1" ] || [[ ! $2 =~ ^[0-9]+$ ]]; then
   echo "usage: bash scripts/verify-report.sh REPORT_FILE PR_NUMBER" >&2
@@ -16,10 +11,7 @@ report="$1" number="$2"
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
   head -c 60000 "$report" >> "$GITHUB_STEP_SUMMARY"
 fi
-body="$(mktemp)"
-trap 'rm -f "$body"' EXIT
-head -c 60000 "$report" > "$body"
-if gh pr comment "$number" --body-file "$body"; then
+if gh pr comment "$number" --body-file <(head -c 60000 "$report"); then
   echo "verify-report: commented on pull request $number"
 else
   echo "verify-report: no comment (a fork's pull request gets a read-only token); the report is on the run's Summary page"

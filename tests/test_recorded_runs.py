@@ -814,9 +814,12 @@ def test_a_recording_being_written_is_not_a_run(tmp_path):
 
 def test_chapters_run_in_a_kernel_of_this_interpreter():
     # Not whatever a "python3" kernelspec points at: run.json reports this torch.
+    from jupyter_client.kernelspec import KernelSpecManager
+
     from booktools import kernels
-    km = kernels.kernel_manager()(kernel_name=kernels.KERNEL_NAME)
-    assert km.kernel_spec.argv[:3] == [sys.executable, "-m", "ipykernel_launcher"]
+    with kernels.kernel_caches():
+        spec = KernelSpecManager().get_kernel_spec(kernels.KERNEL_NAME)
+    assert spec.argv[:3] == [sys.executable, "-m", "ipykernel_launcher"]
 
 
 def test_record_pins_are_the_tools_dependencies_at_requirements_versions(tmp_path):

@@ -1,12 +1,9 @@
-"""The GPU's clocks and power while a recording runs (run.json's ``conditions``).
+"""The GPU's clocks and power while a recording runs (run.json's ``conditions``): a GPU
+at its power limit lowers its SM clock, and every rate with it.
 
-A share of peak or a speed-up means little without the clock the GPU ran at:
-a GPU held at its power limit lowers its SM clock, and every rate with it.
-``Sampler`` asks nvidia-smi every ``interval`` seconds, in a background
-thread, for each GPU's SM clock, its maximum, the power draw, the power limit
-and the active clock-event (throttle) reasons; ``summary`` gives, per GPU, the
-minimum, median and maximum of each, and the reasons seen. Without nvidia-smi
-(a CPU, Apple's GPUs) nothing is sampled and the summary is None.
+``Sampler`` asks nvidia-smi each second, in a thread, for each GPU's SM clock and its
+maximum, power draw and limit, and clock-event reasons; ``summarise`` gives their
+min/median/max per GPU. Without nvidia-smi nothing is sampled (None).
 """
 from __future__ import annotations
 

@@ -1,21 +1,9 @@
-"""A recording a reader contributes: scrubbed and packed on their machine, verified here.
+"""A reader's recording: ``scrub`` and ``pack`` on their machine (notebooks/record.md),
+``verify`` here (python -m booktools.runs verify PATH [--base REF]).
 
-    python -m booktools.runs verify PATH [--base REF]
-
-PATH is a folder runs/<slug> or a zip that ``pack`` made (runs/<slug>/... and
-manifest.json, the sha256 of each file). ``verify`` refuses, one line each
-naming the file and why: a file outside runs/<slug> (in the zip, or with
---base, changed since REF); a missing or inconsistent run.json
-(runs.check_run; GPU names, count, compute capabilities, CUDA and Python
-versions, and the PyTorch, CUDA and GPU the outputs print); a commit the history (HEAD, or REF) does not hold; code cells that
-are not the same program (runs.same_program) as the chapter's at that commit;
-an output or kept file holding a token, an e-mail address, a hostname or a
-home path (PRIVATE); a recording that would replace one made on other GPUs.
-A valid one gets the claims it confirms and contradicts (booktools.claims,
-against that recording alone). Exit 0 accepted, 1 refused.
-
-``scrub`` removes from a recording's outputs what ``verify`` refuses, and
-``pack`` zips it with its manifest (the reader's notebook, notebooks/record.md).
+PATH is runs/<slug> or the zip ``pack`` made (with manifest.json, each file's sha256).
+``verify`` refuses, one line each, what runbooks/recording.md lists; an accepted one
+gets the claims it confirms and contradicts (booktools.claims). Exit 0 accepted, 1 refused.
 """
 from __future__ import annotations
 
@@ -25,7 +13,7 @@ import json
 import os
 import re
 import socket
-import subprocess
+import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -58,14 +46,20 @@ ENV_SECRET = re.compile(r"TOKEN|KEY|SECRET|PASS|AUTH|CRED|USER|LOGNAME|HOST|MAIL
 ENV_LINE = re.compile(r"(?m)^([A-Z_][A-Z0-9_]*)=\S.*$")  # a line of an environment dump
 
 
-def _texts(cell) -> list[str]:
-    """Every text a code cell's outputs hold (streams, text/*, errors); images left out."""
+def _texts(cell, change=None) -> list[str]:
+    """Every text a code cell's outputs hold (streams, text/*, errors), each replaced by
+    change(text) where given."""
     found = []
     for output in cell.get("outputs", []):
-        found.append(output.get("text", ""))
-        found += [v if isinstance(v, str) else "".join(v) for k, v in
-                  output.get("data", {}).items() if k.startswith("text/")]
-        found += [output.get("evalue", ""), *output.get("traceback", [])]
+        data = output.get("data", {})
+        places = [(output, key) for key in ("text", "evalue") if key in output]
+        places += [(data, key) for key in data if key.startswith("text/")]
+        places += [(output["traceback"], i) for i in range(len(output.get("traceback", [])))]
+        for holder, key in places:
+            text = holder[key] if isinstance(holder[key], str) else "".join(holder[key])
+            found.append(text)
+            if change:
+                holder[key] = change(text)
     return [t for t in found if t]
 
 
@@ -103,25 +97,16 @@ def _scrub_text(text: str, replacements) -> str:
 
 
 def scrub(folder: Path) -> list[str]:
-    """Remove from runs/<slug>'s outputs and kept text files this machine's hostname, user
-    name, home path, identifying environment variables, dumped environment lines and
-    whatever else PRIVATE matches; a kept file that is not text and still holds one is
-    deleted. Returns one line per file changed."""
+    """Replace in runs/<slug>'s outputs and kept files this machine's names, home and
+    identifying variables, and what PRIVATE matches (a binary file holding one is
+    deleted); one line per file changed."""
     import nbformat
     replacements, said = _replacements(), []
     for path in sorted(folder.glob("*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         before = json.dumps(nb, sort_keys=True)
         for cell in runs.code_cells(nb):
-            for output in cell.get("outputs", []):
-                for key in ("text", "evalue"):
-                    if key in output:
-                        output[key] = _scrub_text(output[key], replacements)
-                if "traceback" in output:
-                    output["traceback"] = [_scrub_text(t, replacements) for t in output.traceback]
-                for key, value in output.get("data", {}).items():
-                    if key.startswith("text/") and isinstance(value, str):
-                        output["data"][key] = _scrub_text(value, replacements)
+            _texts(cell, lambda text: _scrub_text(text, replacements))
         if json.dumps(nb, sort_keys=True) != before:
             nbformat.write(nb, path)
             said.append(f"{path.name}: private strings replaced in outputs")
@@ -172,11 +157,6 @@ def pack(folder: Path, zip_path: Path, meta_extra: dict | None = None) -> dict:
             zf.write(path, name)
         zf.writestr(MANIFEST, json.dumps(manifest, indent=1) + "\n")
     return manifest
-
-
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
-                          encoding="utf-8")
 
 
 def _unzip(path: Path, into: Path) -> tuple[Path | None, list[str]]:
@@ -296,7 +276,8 @@ def verify(path: Path, root: Path = runs.ROOT, base: str | None = None) -> tuple
             if path.resolve().parent != (root / "runs").resolve():
                 problems.append(f"{path}: not a folder runs/<slug> of this checkout")
         if base is not None:
-            changed = _git(root, "diff", "--name-only", f"{base}...HEAD").stdout.split()
+            changed = runs.git("diff", "--name-only", f"{base}...HEAD", root=root).stdout
+            changed = changed.split()
             problems += [f"{name}: changed outside runs/{folder.name}/" for name in changed
                          if folder is None or not name.startswith(f"runs/{folder.name}/")]
         if folder is None or not folder.is_dir():
@@ -310,13 +291,14 @@ def verify(path: Path, root: Path = runs.ROOT, base: str | None = None) -> tuple
         problems += _consistency(run, where)
         commit = str(run.meta.get("commit", ""))
         if runs.COMMIT.fullmatch(commit):
-            if _git(root, "merge-base", "--is-ancestor", commit, base or "HEAD").returncode:
+            if runs.git("merge-base", "--is-ancestor", commit, base or "HEAD",
+                        root=root).returncode:
                 problems.append(f"{where}/run.json: commit {commit} is not in the history of "
                                 f"{base or 'HEAD'}")
             else:
                 problems += _program_problems(run, root, where)
         problems += _private(run, where)
-        old = _git(root, "show", f"{base or 'HEAD'}:runs/{folder.name}/run.json")
+        old = runs.git("show", f"{base or 'HEAD'}:runs/{folder.name}/run.json", root=root)
         if old.returncode == 0:
             before = json.loads(old.stdout).get("gpus") or []
             if before and before != run.meta.get("gpus"):
@@ -339,7 +321,6 @@ def confirmed(run: runs.Run, root: Path = runs.ROOT) -> list[claims.Result]:
 
 def main(path: str, base: str | None = None, root: Path = runs.ROOT, out=None) -> int:
     """``runs verify``: print the problems, or the claims the recording confirms."""
-    import sys
     out = out or sys.stdout
     problems, run = verify(Path(path), root, base)
     if problems:

@@ -1,24 +1,14 @@
-"""Keep chapter notebooks in step with their MyST markdown twins.
+"""Keep chapter notebooks in step with their MyST markdown twins (jupytext).
 
-    python -m booktools.notebooks refresh chapters/devices.md [...]
-        Write each chapter's .ipynb from its .md (always in that direction),
-        execute it in a fresh kernel from the chapter's folder and store the
-        outputs without volatile metadata. The kernel's caches (matplotlib's,
-        IPython's) go to a temporary folder, so that nothing of this machine
-        (a warning about an unwritable home) is stored as an output.
-    python -m booktools.notebooks refresh --no-execute chapters/devices.md
-        The same without executing: each code cell whose source and options
-        are unchanged keeps its stored outputs; it says which cells changed,
-        and the build refuses the chapter until they are executed
-        (``output_problems``).
+    python -m booktools.notebooks refresh [--no-execute] chapters/devices.md [...]
+        Write each .ipynb from its .md and execute it (booktools.kernels); with
+        --no-execute, unchanged cells keep their outputs and the others have none
+        (the build refuses them: output_problems).
     python -m booktools.notebooks check
-        Exit non-zero when a pair disagrees or a notebook has no markdown twin.
+        Exit 1 when a pair disagrees or a notebook has no markdown twin.
 
-An executed notebook records the machine its outputs were made on in its
-metadata, ``stored_outputs``: {"cpu": model, "threads": PyTorch's threads,
-"torch": version} (``machine``); the site names it in the CPU tab of every
-hardware cell (booktools.ext.recorded_runs). ``--no-execute`` keeps the
-previous one.
+An executed notebook's metadata ``stored_outputs`` names the machine (``machine``),
+which the CPU tab shows (booktools.ext.recorded_runs).
 """
 from __future__ import annotations
 
@@ -35,7 +25,7 @@ from jupytext.compare import compare_notebooks
 
 from booktools import files, kernels
 from booktools.files import read_text, shown
-from booktools.runs import strip_volatile  # one definition of a clean stored notebook
+from booktools.runs import code_cells, strip_volatile
 
 __all__ = ["refresh", "machine", "cpu_model", "MACHINE_KEY",
            "read_markdown", "pair_problem", "pair_problems", "chapter_markdowns",
@@ -47,8 +37,7 @@ ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/notebooks.py in a 
 CHAPTERS = ROOT / "chapters"
 TIMEOUT = 300  # seconds per cell
 MACHINE_KEY = "stored_outputs"  # notebook metadata: the machine that made the outputs
-# The first chapter holds the full hardware note; every other chapter pastes
-# the one-line snippet between these markers (a translation, its own snippet).
+# Every chapter but the first pastes the snippet between these markers (booktools.i18n).
 HARDWARE_NOTE = re.compile(r"<!-- hardware-note:start -->\n(.*?)<!-- hardware-note:end -->", re.S)
 SNIPPET = CHAPTERS / "_snippets" / "hardware-note.md"
 
@@ -63,8 +52,7 @@ FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 
 def unclosed_fence(text: str) -> int | None:
-    """The line (from 1) of a fence that is never closed, or None (CommonMark's rule: a
-    fence closes at a line of at least as many of its characters, and nothing else)."""
+    """The line (from 1) of a fence that is never closed (CommonMark's rule), or None."""
     opened = None  # (line, fence)
     for number, line in enumerate(text.splitlines(), 1):
         found = FENCE.match(line)
@@ -97,24 +85,15 @@ def read_markdown(md: Path):
                          "between two `---` lines)") from None
 
 
-def _code(nb) -> list:
-    return [c for c in nb.cells if c.cell_type == "code"]
-
-
 def machine() -> dict:
-    """This machine as the chapters' CPU cells see it: CPU model, PyTorch's threads, version.
-
-    The kernels that execute the chapters run this interpreter on this machine
-    (booktools.kernels), so they see the same CPU, thread count and PyTorch.
-    """
+    """This machine as the kernels (this interpreter) see it: CPU, PyTorch's threads, version."""
     import torch
     return {"cpu": cpu_model(), "threads": torch.get_num_threads(), "torch": torch.__version__}
 
 
 def cpu_model() -> str:
-    """The CPU's model name, as d2lgpu.matmul.cpu_model finds it: importing d2lgpu here
-    would import matplotlib into this process, whose caches go under $HOME (the
-    kernels have fresh ones, booktools.kernels)."""
+    """The CPU's model name, as d2lgpu.matmul.cpu_model finds it (importing d2lgpu would
+    import matplotlib, whose caches go under $HOME)."""
     import platform
     import subprocess
     try:
@@ -135,16 +114,16 @@ def cpu_model() -> str:
 
 
 def keep_outputs(new, old) -> list[int]:
-    """Give new's code cells the outputs of old's that are unchanged (source and metadata),
-    in order; return the numbers (from 1) of new's code cells left without."""
+    """Give new's code cells the outputs of old's unchanged ones (source and metadata);
+    return the numbers (from 1) of those left without."""
     def same(cell):  # nested metadata in any key order (mystnb: {image: {alt: ...}})
         return cell.source, json.dumps(cell.metadata, sort_keys=True)
-    key, new_key = [same(c) for c in _code(old)], [same(c) for c in _code(new)]
+    key, new_key = [same(c) for c in code_cells(old)], [same(c) for c in code_cells(new)]
     kept = set()
     matcher = difflib.SequenceMatcher(a=key, b=new_key, autojunk=False)
     for block in matcher.get_matching_blocks():
         for k in range(block.size):
-            source, target = _code(old)[block.a + k], _code(new)[block.b + k]
+            source, target = code_cells(old)[block.a + k], code_cells(new)[block.b + k]
             target.outputs = source.outputs
             target.execution_count = source.execution_count
             kept.add(block.b + k)
@@ -155,8 +134,7 @@ def keep_outputs(new, old) -> list[int]:
 
 
 def refresh(md: Path, execute: bool = True) -> Path:
-    """Regenerate md's paired notebook and execute it (or keep its unchanged cells'
-    outputs); return its path."""
+    """Write md's paired notebook and execute it (or keep_outputs); return its path."""
     md = md.resolve()
     if md.suffix != ".md" or not md.exists():
         raise SystemExit(f"refresh: {md} is not an existing .md chapter")
@@ -189,8 +167,7 @@ def refresh(md: Path, execute: bool = True) -> Path:
 
 
 def raised(md: Path, nb, error) -> str:
-    """"md:line: ExceptionName: message" of the cell that raised in nb (CellExecutionError):
-    the line of md where the traceback says the cell failed, else where the cell starts."""
+    """"md:line: ExceptionName: message" of the cell that raised (the traceback's line)."""
     index = next((i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and any(
         o.get("output_type") == "error" for o in cell.get("outputs", []))), None)
     trace = files.ANSI_ESCAPE.sub("", str(getattr(error, "traceback", "")))
@@ -213,7 +190,7 @@ def markdown_problems() -> list[str]:
 
 def unexecuted(nb) -> list[int]:
     """The numbers (from 1) of nb's code cells that were never executed."""
-    return [i for i, cell in enumerate(_code(nb), 1) if cell.get("execution_count") is None]
+    return [i for i, cell in enumerate(code_cells(nb), 1) if cell.get("execution_count") is None]
 
 
 def output_problems() -> list[str]:
@@ -227,14 +204,14 @@ def output_problems() -> list[str]:
         missing = unexecuted(nb)
         if missing:
             problems.append(f"{shown(ipynb)}: code cells {', '.join(map(str, missing))} of "
-                            f"{len(_code(nb))} have no stored outputs (never executed): "
+                            f"{len(code_cells(nb))} have no stored outputs (never executed): "
                             f"bash scripts/refresh.sh {shown(md)}")
     return problems
 
 
 def md_line(md: Path, cell: int, line: int) -> int | None:
-    """The line of md (from 1) that holds line ``line`` (from 0) of its notebook's cell
-    ``cell`` (from 0), as myst-nb counts them; None where md cannot say."""
+    """The line of md (from 1) holding line ``line`` of its notebook's cell ``cell`` (both
+    from 0, as myst-nb counts), or None."""
     try:
         text = read_text(md)
         cells = jupytext.reads(text, fmt="md:myst").cells

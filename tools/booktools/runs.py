@@ -1,35 +1,13 @@
-"""Recorded runs of the chapters on real GPUs (runs/<machine>/).
-
-A folder under runs/ is one machine's recording: run.json (what ran it), the
-executed chapter notebooks, runs/<machine>/<chapter>.ipynb, and the files its
-hardware cells wrote on that machine, runs/<machine>/artifacts/<chapter>/<name>/
-(a profiler trace, a memory snapshot: ``ArtifactWatch``). Every code
-cell tagged ``hardware`` carries a name in its metadata (``name``, unique in
-its chapter). An executed notebook keeps it, so a recording belongs to one
-cell by (chapter, name), wherever that cell moves. It is *current* while the
-recorded source is the same program as the chapter's (``same_program``: a
-line split or a comment reworded aside), else an *earlier version*.
+"""Recorded runs of the chapters on real GPUs, runs/<machine>/ (its format: runbooks/recording.md).
 
     python -m booktools.runs record MACHINE [--label L] [--chapter NAME ...] [--replace]
-        Execute every chapter here in a fresh kernel and store runs/MACHINE/
-        (refused over a recording made on other GPUs, unless --replace).
-    python -m booktools.runs pins
-        What recording needs besides torch, pinned (scripts/record-wheels.sh).
-    python -m booktools.runs report
-        How many hardware cells have a current recording, per chapter; then
-        each stale recording and why (its source or the code above it changed).
-    python -m booktools.runs verify PATH [--base REF]
-        Check a contributed recording (runs/<slug> or a reader's zip) and say
-        which claims it confirms (booktools.contributed).
+    python -m booktools.runs pins       what recording needs besides torch, pinned
+    python -m booktools.runs report     hardware cells with a current recording; why others are stale
     python -m booktools.runs stale MACHINE
-        The hardware cells without a current recording on MACHINE, and the
-        files of d2lgpu/ changed since its recorded commit, one a line
-        (nothing: runs/MACHINE/ is up to date; scripts/record-needed.sh).
+    python -m booktools.runs verify PATH [--base REF]   a reader's recording (booktools.contributed)
 
-The website shows a recording under the cell of the same name, with links to
-download its files (booktools.ext.recorded_runs); tests/test_recorded_runs.py holds every stored
-output that nbval compares to the recorded machine's. ``record`` needs only
-nbformat, nbclient and ipykernel besides torch; the comparison needs nbval.
+A recording belongs to a hardware cell by (chapter, cell name); it is current while
+that cell and every code cell above it are the same program (same_program).
 """
 from __future__ import annotations
 
@@ -58,6 +36,7 @@ __all__ = [
     "hardware_report", "format_report", "stale_cells", "package_changes", "record", "strip_volatile", "code_cells",
     "ArtifactWatch", "artifact_problems", "replacement_problem", "record_pins", "ARTIFACTS", "ARTIFACT_MAX_BYTES",
     "normalise_source", "same_program", "as_python", "notebook_at", "restore_interrupted", "earlier_change",
+    "git",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/runs.py in a checkout
@@ -66,31 +45,14 @@ CHAPTERS = ROOT / "chapters"
 SANITIZE_CFG = ROOT / "tests" / "sanitize.cfg"
 HARDWARE_TAG = "hardware"
 NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-# run.json: every key must be there (check_run).
-RUN_KEYS = {
-    "label": str,        # the machine, e.g. "NVIDIA H100"; its tab says "H100"
-    "gpus": list,        # GPU names as torch.cuda.get_device_name reports them
-    "gpu_count": int,
-    "torch": str,        # torch.__version__
-    "cuda": str,         # torch.version.cuda ("" for a build without CUDA)
-    "python": str,
-    "driver": str,       # NVIDIA driver version ("" where there is none)
-    "date": str,         # YYYY-MM-DD
-    "commit": str,       # the project's commit the chapters were run from
-    "recorded_with": str,  # how: the command that recorded it
-}
-# Optional: "compute_capability" (["9.0"], per GPU) and "conditions" (the SM
-# clock, power draw and limit and clock-event reasons nvidia-smi reported while
-# recording: booktools.conditions); "recorded_by" (a contributor who wished to be
-# named on the tab: notebooks/record.ipynb).
+# run.json's keys, each required (check_run; what each holds: runbooks/recording.md).
+RUN_KEYS = {"label": str, "gpus": list, "gpu_count": int, "torch": str, "cuda": str,
+            "python": str, "driver": str, "date": str, "commit": str, "recorded_with": str}
 VOLATILE_CELL_KEYS = ("execution", "collapsed", "scrolled", "ExecuteTime")
 VOLATILE_NOTEBOOK_KEYS = ("widgets",)
 COMMIT = re.compile(r"[0-9a-f]{7,40}")  # a git commit hash, abbreviated or not
-# runs/<machine>/artifacts/<chapter>/<cell name>/<file>: what a hardware cell
-# wrote in its working directory on that machine, kept for download.
-ARTIFACTS = "artifacts"
-# A kept file is at most this large (a recording lives in git, and the site
-# copies every file into each edition's build).
+ARTIFACTS = "artifacts"  # runs/<machine>/artifacts/<chapter>/<cell name>/<file>
+# A recording lives in git, and each edition's build copies its files.
 ARTIFACT_MAX_BYTES = 10 * 2**20
 
 
@@ -100,13 +62,8 @@ def normalise_source(source: str) -> str:
 
 
 def same_program(a: str, b: str) -> bool:
-    """Whether two cell sources are the same program: Python parses them alike.
-
-    Layout and comments aside (a long line split in two, a comment reworded),
-    the code that runs is the same, and so is what it prints. IPython's syntax
-    (``%pip``, ``!nvidia-smi``) is read as IPython runs it, where IPython is
-    installed; a source Python cannot parse is compared as text (normalise_source).
-    """
+    """Whether Python (IPython's syntax as IPython runs it) parses two sources alike:
+    layout and comments aside; a source that does not parse is compared as text."""
     if normalise_source(a) == normalise_source(b):
         return True
     parsed = _parsed(a), _parsed(b)
@@ -147,7 +104,7 @@ def cell_name(cell) -> str | None:
 
 
 def named_cells(nb) -> dict:
-    """name -> code cell, for the notebook's named code cells (None: no notebook)."""
+    """name -> code cell, for the notebook's named code cells ({} for None)."""
     if nb is None:
         return {}
     return {cell_name(c): c for c in code_cells(nb) if cell_name(c)}
@@ -182,13 +139,8 @@ class Match:
 
 
 def pair_cells(chapter_cells: list, recorded_cells: list) -> dict[int, Match]:
-    """Pair chapter code cells with recorded ones: by name, else by equal source.
-
-    A named chapter cell pairs only with the recorded cell of its name (current
-    when their sources are the same program). An unnamed one pairs only with a
-    recorded cell of the same source that no named cell claimed, where
-    difflib's alignment puts it.
-    """
+    """Pair chapter code cells with recorded ones: a named cell with the recorded cell of
+    its name; an unnamed one with an unclaimed cell of equal source, as difflib aligns them."""
     a = [normalise_source(c["source"]) for c in chapter_cells]
     b = [normalise_source(c["source"]) for c in recorded_cells]
     by_name = {cell_name(c): j for j, c in enumerate(recorded_cells) if cell_name(c)}
@@ -216,7 +168,7 @@ class Run:
 
     @property
     def tab_label(self) -> str:
-        """The tab's short label: run.json's label without the vendor, e.g. "H100"."""
+        """run.json's label without the vendor, e.g. "H100"."""
         short = re.sub(r"\b(NVIDIA|AMD|Intel|Apple)\s+", "", self.meta["label"]).strip()
         return short or self.meta["label"]
 
@@ -239,7 +191,7 @@ class Run:
         return pair_cells(chapter_cells, code_cells(nb)) if nb is not None else {}
 
     def artifacts(self, chapter: str, name: str | None) -> list[Path]:
-        """The files the cell named ``name`` wrote on this machine, by file name."""
+        """The files the cell named ``name`` wrote on this machine, sorted."""
         folder = self.folder / ARTIFACTS / chapter / name if name else None
         if folder is None or not folder.is_dir():
             return []
@@ -252,65 +204,48 @@ def read_notebook(path: Path):
 
 
 def read_run(folder: Path) -> Run:
-    """Read runs/<machine>/ (run.json and every *.ipynb); ValueError naming the file and
-    line where one cannot be read."""
-    path, shown = folder / "run.json", _shown(folder / "run.json")
+    """Read runs/<machine>/; ValueError naming the file (and line) that cannot be read."""
+    path, shown, name = folder / "run.json", _shown(folder / "run.json"), folder.name
     if not path.is_file():
         raise ValueError(f"{_shown(folder)}/: a folder under runs/ without run.json is no "
                          f"recording: git checkout -- {shown} restores a committed one, "
-                         f"else remove the folder or record {folder.name} again")
+                         f"else remove the folder or record {name} again")
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         where = f"{shown}:{error.lineno}" if isinstance(error, json.JSONDecodeError) else shown
-        raise ValueError(f"{where}: the recorded run of {folder.name} cannot be read "
-                         f"({error}): git checkout -- {shown} restores it, or record "
-                         f"{folder.name} again") from None
-    if not isinstance(meta, dict):
-        raise ValueError(f"{shown}: the recorded run of {folder.name} is not a JSON object: "
-                         f"git checkout -- {shown} restores it")
-    if not isinstance(meta.get("gpus"), list):
-        raise ValueError(f"{shown}: the recorded run of {folder.name} names no 'gpus' (a list, "
-                         f"[] for a CPU run): git checkout -- {shown} restores it")
+        raise ValueError(f"{where}: the recorded run of {name} cannot be read ({error}): "
+                         f"git checkout -- {shown} restores it, or record {name} again") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("gpus"), list):
+        raise ValueError(f"{shown}: the recorded run of {name} names no 'gpus' (a list, [] "
+                         f"for a CPU run): git checkout -- {shown} restores it")
     notebooks = {}
     for notebook in sorted(folder.glob("*.ipynb")):
         try:
             notebooks[notebook.stem] = read_notebook(notebook)
         except Exception as error:  # noqa: BLE001 - nbformat raises several kinds
-            raise ValueError(f"{_shown(notebook)}: a notebook of the recorded run of "
-                             f"{folder.name} cannot be read "
-                             f"({' '.join(str(error).split())[:300]}): "
+            raise ValueError(f"{_shown(notebook)}: a notebook of the recorded run of {name} "
+                             f"cannot be read ({' '.join(str(error).split())[:300]}): "
                              f"git checkout -- {_shown(notebook)} restores it") from None
-    return Run(folder.name, folder, meta, notebooks)
+    return Run(name, folder, meta, notebooks)
 
 
 def _shown(path: Path) -> str:
-    """A path as messages show it: from the book's root (a stage's link to runs/ resolved)."""
-    path = Path(path).resolve()
-    return str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path)
+    return files.shown(Path(path).resolve())  # a stage's link to runs/ resolved
 
 
 def runs(root: Path = RUNS) -> list[Run]:
-    """Every recorded run under root, by machine folder name.
-
-    A recording an interrupted record left aside is put back first
-    (restore_interrupted); a folder without run.json is a ValueError naming it.
-    """
+    """Every recorded run under root (restore_interrupted first), by folder name."""
     if not root.is_dir():
         return []
-    for said in restore_interrupted(root):
-        print(said, file=sys.stderr)
+    restore_interrupted(root)
     return [read_run(p) for p in sorted(root.iterdir())  # .<machine>.new: being written
             if p.is_dir() and not p.name.startswith(".")]
 
 
 def restore_interrupted(root: Path = RUNS) -> list[str]:
-    """Put back each root/<m>/ that a record stopped between its two renames left
-    as root/.<m>.old (write_run); one line per folder restored.
-
-    The previous recording wins: a new one complete in .<m>.new is not swapped
-    in (the next record removes it), as a record interrupted earlier keeps none.
-    """
+    """Put back each root/<m>/ that write_run, stopped between its renames, left as
+    root/.<m>.old (a complete .<m>.new is not swapped in); says each on stderr."""
     said = []
     for old in sorted(root.glob(".*.old")) if root.is_dir() else []:
         folder = root / old.name[1:-len(".old")]
@@ -319,6 +254,8 @@ def restore_interrupted(root: Path = RUNS) -> list[str]:
             said.append(f"runs: restored {_shown(folder)}/ from {old.name}/, where a record "
                         f"stopped while replacing it left it; record {folder.name} again "
                         "for a new recording")
+    for line in said:
+        print(line, file=sys.stderr)
     return said
 
 
@@ -334,7 +271,7 @@ def strip_volatile(nb):
 
 
 def untagged_errors(nb) -> list[tuple[int, dict]]:
-    """(code cell index, error output) of every error a cell without raises-exception stored."""
+    """(code cell index, error output) of each error of a cell not tagged raises-exception."""
     return [(index, output) for index, cell in enumerate(code_cells(nb))
             if "raises-exception" not in cell.get("metadata", {}).get("tags", [])
             for output in cell.get("outputs", []) if output.get("output_type") == "error"]
@@ -367,13 +304,13 @@ def check_run(run: Run, chapters: Path = CHAPTERS) -> list[str]:
                             "but is not tagged raises-exception")
         problems += [f"{where}: volatile cell metadata {key!r} kept" for key in VOLATILE_CELL_KEYS
                      if any(key in cell.get("metadata", {}) for cell in nb.cells)]
-        # Names given after recording may be on untagged cells; each once.
+        # A cell tagged hardware after the recording has no name there.
         problems += [p for p in name_problems(nb, where) if "no name" not in p]
     return problems + artifact_problems(run)
 
 
 def artifact_problems(run: Run) -> list[str]:
-    """Kept files that belong to no recorded cell, or are larger than ARTIFACT_MAX_BYTES."""
+    """Kept files of no recorded cell, or larger than ARTIFACT_MAX_BYTES."""
     root = run.folder / ARTIFACTS
     if not root.is_dir():
         return []
@@ -398,8 +335,8 @@ def artifact_problems(run: Run) -> list[str]:
 
 
 def printed_line(cell) -> str:
-    """The first line a recorded cell printed (streams, or text/plain without a plot), or '',
-    as a page shows it: without terminal escape codes (nvidia-smi underlines its headers)."""
+    """The first line a cell printed (a stream, or text/plain beside no plot), escape
+    codes removed, or ''."""
     for output in cell.get("outputs", []):
         data = output.get("data", {})
         text = output.get("text") or ("" if "image/png" in data else data.get("text/plain", ""))
@@ -409,20 +346,12 @@ def printed_line(cell) -> str:
     return ""
 
 
-# --- the stored outputs against a recording, as nbval compares them ---
-
 class NbvalComparison:
-    """nbval's own output comparison (IPyNbCell.compare_outputs), outside a kernel.
+    """nbval's IPyNbCell.compare_outputs, outside a kernel: a recording is judged as nbval
+    judges a re-execution.
 
-    Pinned use of nbval's internals: nbval 0.11.0 (pinned in requirements.txt
-    and tools/pyproject.toml) has no public function that compares two lists
-    of outputs; it compares only inside a pytest item that re-executes a
-    notebook. A recording must be judged exactly as nbval judges a
-    re-execution (same stream coalescing, sanitizing and skipped keys), so
-    its method is called unbound, with this object standing in for the item:
-    it has what the method reads (``parent.skip_compare``,
-    ``parent.sanitize_patterns``, ``colors``, ``comparison_traceback``).
-    tests/test_recorded_runs.py checks SKIP_COMPARE against a real IPyNbFile.
+    nbval (pinned) has no public function for it: its method is called unbound, this
+    object standing in for the item (tests/test_recorded_runs.py checks SKIP_COMPARE).
     """
     # IPyNbFile.skip_compare without --nbdime: PNG and JPEG are never compared.
     SKIP_COMPARE = ('metadata', 'traceback', 'prompt_number', 'output_type', 'name',
@@ -447,8 +376,7 @@ class NbvalComparison:
     def sanitize(self, s):
         return self._nbval.IPyNbCell.sanitize(self, s)
 
-    def format_output_compare(self, key, left, right):
-        # nbval's own asks pytest's assertion hook; a plain diff says the same.
+    def format_output_compare(self, key, left, right):  # nbval's asks pytest's assert hook
         self.comparison_traceback.append(f" mismatch {key!r} (- stored, + recorded)")
         self.comparison_traceback.extend(difflib.ndiff(
             str(left).splitlines(), str(right).splitlines()))
@@ -476,24 +404,28 @@ def nbval_options(cell) -> dict:
 
 
 def nbval_compares(cell) -> bool:
-    """Whether nbval compares this cell's output: it ran, and no tag or marker says not to."""
+    """Whether nbval compares this cell's output: it ran, and nothing says not to."""
     options = nbval_options(cell)
     return (cell.get("execution_count") is not None
             and not (options.get("skip") or options.get("check") is False))
+
+
+def git(*args: str, root: Path = ROOT) -> subprocess.CompletedProcess:
+    """git's answer in root (returncode 127 where there is no git)."""
+    try:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                              encoding="utf-8")
+    except OSError as error:
+        return subprocess.CompletedProcess(["git", *args], 127, "", str(error))
 
 
 @functools.lru_cache(maxsize=None)
 def notebook_at(commit: str, chapter: str, root: Path = ROOT):
     """chapters/<chapter>.ipynb as stored at a commit (git), or None where git has none."""
     import nbformat
-    if not COMMIT.fullmatch(commit):
-        return None
-    try:
-        text = subprocess.run(["git", "show", f"{commit}:chapters/{chapter}.ipynb"], cwd=root,
-                              capture_output=True, text=True, check=True, encoding="utf-8").stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return nbformat.reads(text, as_version=4)
+    shown = git("show", f"{commit}:chapters/{chapter}.ipynb", root=root) \
+        if COMMIT.fullmatch(commit) else None
+    return nbformat.reads(shown.stdout, as_version=4) if shown and not shown.returncode else None
 
 
 def baseline(run: Run, chapter: str):
@@ -513,12 +445,8 @@ HARDWARE = "hardware"              # the CPU output did not change, the GPU's di
 
 
 def earlier_change(above: list, match: Match, recorded_cells: list) -> str | None:
-    """Why the code cells above a chapter's cell are not the program that ran above
-    its recording (match), or None where they are (same_program, cell by cell).
-
-    A cell's output follows from every cell run before it in its kernel:
-    ``above`` are the chapter's code cells before it, in order.
-    """
+    """Why ``above`` (the chapter's code cells before a cell) is not the program that ran
+    before its recording (match), or None."""
     then = recorded_cells[:match.recorded]
     for k, (now, old) in enumerate(zip(above, then)):
         if not same_program(now["source"], old["source"]):
@@ -532,18 +460,9 @@ def earlier_change(above: list, match: Match, recorded_cells: list) -> str | Non
 
 def cell_status(cell, match: Match | None, recorded_cells: list, base,
                 comparison: NbvalComparison, above: list | None = None) -> tuple[str, str | None]:
-    """(status, why) of a chapter's code cell against its recording.
-
-    ``above``, the chapter's code cells before this one, when given, must be
-    the program that ran before the recorded cell (earlier_change), else the
-    recording is STALE_ABOVE.
-
-    Where the recorded output differs from the stored one, ``base`` (the
-    stored notebook of the recorded commit, or None) tells why: if the stored
-    output differs from the one stored then, the output changed since the
-    recording for a reason that is not the hardware (code the cell prints or
-    calls changed); otherwise, or without a base cell of that source, the
-    machine is to blame (HARDWARE).
+    """(status, why) of a chapter's code cell against its recording (``above``: the code
+    before it, earlier_change). Where outputs differ, ``base`` (the notebook stored at
+    the recorded commit) tells OUTPUT_CHANGED (the stored output changed too) from HARDWARE.
     """
     if match is None:
         return UNRECORDED, None
@@ -576,14 +495,8 @@ REPORT_KEYS = ("current", "earlier_version", "output_changed")
 
 def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None,
                     comparison: NbvalComparison | None = None) -> dict:
-    """Per chapter: hardware cells, and per machine how many have a recording.
-
-    A recorded hardware cell is an earlier_version when its source, or the
-    code above it (earlier_change), changed since; output_changed when its
-    source is the same but nbval compares its output and the stored output
-    changed since (cell_status: OUTPUT_CHANGED); else current. Unrecorded
-    cells are not counted.
-    """
+    """Per chapter: hardware cells, and per machine how many recorded ones are current,
+    earlier_version (STALE_SOURCE, STALE_ABOVE) or output_changed (cell_status)."""
     recorded = runs() if recorded is None else recorded
     comparison = NbvalComparison() if comparison is None else comparison
     counted = {STALE_SOURCE: "earlier_version", STALE_ABOVE: "earlier_version",
@@ -601,11 +514,8 @@ def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None
 
 
 def _hardware_statuses(run: Run | None, chapters: Path, comparison: NbvalComparison):
-    """(chapter, index, cell, status, why) of each hardware cell against run's recording
-    (cell_status, the code above it included).
-
-    run None: no recording, so every cell is unrecorded.
-    """
+    """(chapter, index, cell, status, why) of each hardware cell (cell_status; run None:
+    no recording)."""
     for ipynb in sorted(chapters.glob("*.ipynb")):
         cells = code_cells(read_notebook(ipynb))
         matches = run.pairs(ipynb.stem, cells) if run is not None else {}
@@ -620,13 +530,8 @@ def _hardware_statuses(run: Run | None, chapters: Path, comparison: NbvalCompari
 
 def stale_cells(run: Run | None, chapters: Path = CHAPTERS,
                 comparison: NbvalComparison | None = None) -> list[str]:
-    """The hardware cells that a new recording on run's machine would change, one line each.
-
-    Each is "chapter: name (why)": unrecorded (None for run: no recording yet),
-    its source or the code above it changed since the recording, or its stored
-    output did (cell_status). Empty when every hardware cell has a current
-    recording.
-    """
+    """"chapter: name (why)" for each hardware cell a new recording on run's machine
+    would change (cell_status); run None: no recording yet."""
     comparison = NbvalComparison() if comparison is None else comparison
     stale = {UNRECORDED: "not recorded", STALE_SOURCE: "recorded from an earlier version",
              OUTPUT_CHANGED: "its stored output changed since the recording"}
@@ -640,23 +545,15 @@ PACKAGE = "d2lgpu"  # the helpers the chapters import; a recording ran one versi
 
 
 def package_changes(run: Run | None, root: Path = ROOT, package: str = PACKAGE) -> list[str]:
-    """The package's files changed between the run's commit and HEAD, one line each.
-
-    A recording shows what the helpers did at its commit; once they change,
-    every recorded cell may print something else, whatever its own source. A
-    module that is the same program (same_program: layout and comments aside)
-    has not changed.
-    Each line is "d2lgpu: FILE (changed since the recorded commit C)"; one
-    line says so when git does not know the commit (a shallow clone). Empty
-    when nothing changed, and where there is no run or it names no commit.
-    """
+    """"d2lgpu: FILE (changed since the recorded commit C)" for each package file that is
+    not the same program at the run's commit and HEAD (any recorded cell may print
+    otherwise); one line when git does not know the commit."""
     commit = str(run.meta.get("commit", "")) if run is not None else ""
     if not commit:
         return []
     if not COMMIT.fullmatch(commit):
         return [f"{package}: cannot compare with the recorded commit {commit!r} (not a commit)"]
-    proc = subprocess.run(["git", "diff", "--name-only", commit, "HEAD", "--", package],
-                          cwd=root, capture_output=True, text=True, encoding="utf-8")
+    proc = git("diff", "--name-only", commit, "HEAD", "--", package, root=root)
     if proc.returncode != 0:
         return [f"{package}: cannot compare with the recorded commit {commit} "
                 "(git does not know it here: fetch the whole history)"]
@@ -669,43 +566,31 @@ def _same_module(root: Path, commit: str, name: str) -> bool:
     """Whether a Python file is the same program at commit and at HEAD (same_program)."""
     if not name.endswith(".py"):
         return False
-    sources = [subprocess.run(["git", "show", f"{rev}:{name}"], cwd=root, capture_output=True,
-                              text=True, encoding="utf-8") for rev in (commit, "HEAD")]
+    sources = [git("show", f"{rev}:{name}", root=root) for rev in (commit, "HEAD")]
     return all(p.returncode == 0 for p in sources) and \
         same_program(sources[0].stdout, sources[1].stdout)
 
 
 def format_report(report: dict) -> str:
-    """The report as a small table, one line per chapter."""
+    """The report as a small table: a line per chapter, then the total."""
     machines = sorted({m for e in report.values() for m in e["machines"]})
     head = "/".join(k.replace("_", "-") for k in REPORT_KEYS)
     width = {m: max(len(m) + len(head) + 2, 14) for m in machines}
+    total = {"hardware": sum(e["hardware"] for e in report.values()), "machines": {
+        m: {k: sum(e["machines"].get(m, {}).get(k, 0) for e in report.values())
+            for k in REPORT_KEYS} for m in machines}}
     lines = ["chapter      hardware cells  " + "  ".join(f"{m}: {head}" for m in machines)]
-    totals = {m: dict.fromkeys(REPORT_KEYS, 0) for m in machines}
-    for chapter, entry in report.items():
-        cols = []
-        for m in machines:
-            c = entry["machines"].get(m, dict.fromkeys(REPORT_KEYS, 0))
-            for k in REPORT_KEYS:
-                totals[m][k] += c[k]
-            cols.append("/".join(str(c[k]) for k in REPORT_KEYS).rjust(width[m]))
+    for chapter, entry in [*report.items(), ("total", total)]:
+        cols = ["/".join(str(entry["machines"].get(m, {}).get(k, 0)) for k in REPORT_KEYS)
+                .rjust(width[m]) for m in machines]
         lines.append(f"{chapter:<12} {entry['hardware']:>14}  " + "  ".join(cols))
-    total = sum(e["hardware"] for e in report.values())
-    lines.append(f"{'total':<12} {total:>14}  " + "  ".join(
-        "/".join(str(totals[m][k]) for k in REPORT_KEYS).rjust(width[m]) for m in machines))
     return "\n".join(lines)
 
 
-# --- recording ---
-
 def record_pins(requirements: Path = ROOT / "requirements.txt",
                 tools: Path = ROOT / "tools" / "pyproject.toml") -> list[str]:
-    """What recording needs besides torch, as name==version pinned in requirements.txt.
-
-    booktools' dependencies and its ``check`` extra (tools/pyproject.toml), each
-    at requirements.txt's version: scripts/record-wheels.sh downloads them and
-    scripts/record-setup.sh installs them.
-    """
+    """booktools' dependencies and ``check`` extra (tools/pyproject.toml) as name==version
+    at requirements.txt's pins: what recording needs besides torch."""
     import tomllib
     project = tomllib.loads(tools.read_text(encoding="utf-8"))["project"]
     wanted = [*project["dependencies"], *project["optional-dependencies"]["check"]]
@@ -728,14 +613,9 @@ def _check_machine_name(machine: str) -> None:
 
 def write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS,
               artifacts: dict | None = None) -> Path:
-    """Write root/<machine>/: run.json, the notebooks (volatile metadata removed)
-    and the files of ``artifacts``, {(chapter, cell name): [path, ...]}, copied
-    into artifacts/<chapter>/<cell name>/.
-
-    The new recording is written beside the old one, in root/.<machine>.new/,
-    and takes its place only once complete: an error or an interrupt leaves
-    the previous recording as it was.
-    """
+    """Write root/<machine>/ (run.json, notebooks, ``artifacts`` {(chapter, cell name):
+    [path]}) in root/.<machine>.new/, swapped in once complete: an error or an interrupt
+    leaves the previous recording as it was."""
     import nbformat
     missing = [k for k in RUN_KEYS if k not in meta]
     if missing:
@@ -743,8 +623,7 @@ def write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS,
     _check_machine_name(machine)
     folder = root / machine
     new, old = root / f".{machine}.new", root / f".{machine}.old"
-    for said in restore_interrupted(root):  # never remove the only copy left in .old
-        print(said, file=sys.stderr)
+    restore_interrupted(root)  # never remove the only copy left in .old
     shutil.rmtree(new, ignore_errors=True)
     new.mkdir(parents=True)
     try:
@@ -768,30 +647,14 @@ def write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS,
 
 
 def replacement_problem(folder: Path, gpus: list[str]) -> str | None:
-    """Why recording on a machine with these GPUs must not replace folder's run, or None.
-
-    A recording made on GPUs is replaced only by one made on the same GPUs
-    (same names, same count): a machine without a GPU, or another GPU, would
-    put its outputs under the tab of a machine it is not. A folder that is
-    not empty but whose run.json is missing, or names no ``gpus``, may be a
-    GPU recording that lost it: it is replaced only when told (--replace).
-    """
-    path = folder / "run.json"
-    if not path.is_file():
-        if folder.is_dir() and any(folder.iterdir()):
-            return (f"{_shown(folder)}/ holds no run.json, so what recorded it is unknown: "
-                    f"git checkout -- {_shown(path)} restores a committed one, or pass "
-                    "--replace to overwrite the folder")
+    """Why a recording on these GPUs must not replace folder's, or None: a GPU recording
+    is replaced only from the same GPUs, one of unknown origin only with --replace."""
+    if not folder.is_dir() or not any(folder.iterdir()):
         return None
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        return f"{_shown(path)} cannot be read ({err})"
-    recorded = meta.get("gpus") if isinstance(meta, dict) else None
-    if not isinstance(recorded, list):
-        return (f"{_shown(path)} names no 'gpus', so what recorded it is unknown: git "
-                f"checkout -- {_shown(path)} restores it, or pass --replace to overwrite "
-                "the folder")
+        recorded = read_run(folder).meta["gpus"]
+    except ValueError as error:
+        return f"{error}; or pass --replace to overwrite the folder"
     if not recorded or recorded == gpus:
         return None
     here = ", ".join(gpus) if gpus else "no CUDA GPU"
@@ -801,15 +664,9 @@ def replacement_problem(folder: Path, gpus: list[str]) -> str | None:
 
 
 class ArtifactWatch:
-    """The files each named hardware cell writes under a folder while it runs.
-
-    Its ``before`` and ``after`` are nbclient's ``on_cell_execute`` and
-    ``on_cell_executed`` hooks. A file counts when a named ``hardware`` cell
-    created or changed it (size or time) under ``folder``, the kernel's working
-    directory; hidden files and __pycache__ do not. ``found`` maps each cell
-    name to its files; ``problems`` says what cannot be kept: a file over
-    ARTIFACT_MAX_BYTES, or two files of one name from one cell.
-    """
+    """The files each named hardware cell creates or changes under folder: ``before`` and
+    ``after`` are nbclient's on_cell_execute(d) hooks; ``found``: name -> files, and
+    ``problems``: what is not kept (too large, a second file of one name)."""
 
     def __init__(self, folder: Path, max_bytes: int | None = None):
         self.folder = folder
@@ -852,17 +709,9 @@ class ArtifactWatch:
             self.found[name] = kept
 
 
-def _git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
-                              capture_output=True, text=True, check=True,
-                              encoding="utf-8").stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-
 
 def _machine_facts() -> dict:
-    """GPU names, versions and driver of this machine, as torch and nvidia-smi say."""
+    """This machine's GPUs, versions and driver, as torch and nvidia-smi say."""
     import torch
     gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
     driver = ""
@@ -884,21 +733,13 @@ def _machine_facts() -> dict:
 def record(machine: str, label: str | None, only: list[str] | None = None,
            timeout: int = 600, chapters: Path = CHAPTERS, root: Path = RUNS,
            replace: bool = False) -> int:
-    """Execute every chapter (or those named) in a fresh kernel; store root/<machine>/.
-
-    Nothing is written when a cell raised outside ``raises-exception`` cells,
-    when a hardware cell has no name, or when a kernel died; nor, unless
-    ``replace``, over a recording made on other GPUs (replacement_problem).
-    Each chapter runs in a kernel of this very interpreter, with fresh caches
-    (booktools.kernels).
-    The files that named hardware cells wrote in the chapters' folder are kept
-    with the run (ArtifactWatch); one too large is left out with a warning.
-    Ctrl-C or SIGTERM stops the whole run, its kernel shut down, nothing written.
-    """
+    """Execute every chapter (or those named) in a fresh kernel; store root/<machine>/
+    with the files named hardware cells wrote (ArtifactWatch). Nothing is written on
+    an untagged error, an unnamed hardware cell, a dead kernel, Ctrl-C or SIGTERM, nor
+    over a recording of other GPUs unless ``replace`` (replacement_problem)."""
     import nbformat
     _check_machine_name(machine)
-    for said in restore_interrupted(root):
-        print(said, file=sys.stderr)
+    restore_interrupted(root)
     kept = [p.name for p in (root / machine).glob("*.ipynb") if only and p.stem not in only]
     if kept:
         raise SystemExit(f"record: runs/{machine}/ holds {kept}, recorded in another run; "
@@ -949,11 +790,9 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
         return 1
     gpus = facts["gpus"]
     if not label:  # None, or "" from a workflow whose label input was left empty
-        label = gpus[0] if gpus else "CPU"
-        if len(gpus) > 1:
-            label = f"{len(gpus)}x {label}"
+        label = (f"{len(gpus)}x " if len(gpus) > 1 else "") + (gpus[0] if gpus else "CPU")
     meta = {"label": label, **facts, "date": _dt.date.today().isoformat(),
-            "commit": _git_commit(), "recorded_with": f"scripts/record-run.sh {machine}",
+            "commit": git("rev-parse", "--short", "HEAD").stdout.strip(), "recorded_with": f"scripts/record-run.sh {machine}",
             **({"conditions": sampled} if sampled else {})}
     folder = write_run(machine, notebooks, meta, root=root, artifacts=artifacts)
     kept = sum(map(len, artifacts.values()))
@@ -972,8 +811,7 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--chapter", action="append", dest="only", metavar="NAME",
                      help="record only this chapter (repeatable; default: all)")
     rec.add_argument("--replace", action="store_true",
-                     help="overwrite a recording made on other GPUs (or on a GPU, from a "
-                          "machine without one)")
+                     help="overwrite a recording made on other GPUs (or of unknown origin)")
     sub.add_parser("pins", help="what recording needs besides torch, pinned, one a line")
     sub.add_parser("report", help="hardware cells with a current recording, per chapter")
     stale = sub.add_parser("stale", help="hardware cells without a current recording on MACHINE")
@@ -998,8 +836,7 @@ def _run_command(args) -> int:
     if args.command == "stale":
         _check_machine_name(args.machine)
         folder = RUNS / args.machine
-        for said in restore_interrupted(RUNS):
-            print(said, file=sys.stderr)
+        restore_interrupted(RUNS)
         run = read_run(folder) if folder.is_dir() else None
         found = stale_cells(run)
         changed = package_changes(run)

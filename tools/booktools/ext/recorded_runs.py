@@ -1,28 +1,11 @@
-"""Show recorded GPU runs (runs/<machine>/) under every `hardware` code cell.
+"""Show recorded GPU runs (runs/<machine>/) under every `hardware` code cell, in tabs.
 
-Under each code cell tagged ``hardware``, the cell's outputs go into a
-sphinx-design tab set: "CPU (book’s output)" holds what the build shows (the
-stored outputs), after a line naming the CPU they were made on, its PyTorch
-threads and version where the notebook's metadata records them
-(booktools.notebooks: ``stored_outputs``; a notebook executed before that has
-no such line), then one tab per recorded machine, labelled short ("H100"),
-holds a line naming the machine, its PyTorch version, the date and, where
-run.json has ``recorded_by`` (a contributor who wished to be named), who recorded it, and that
-machine's outputs of the same cell (text, errors, PNG plots written into the build with alt text),
-then links to download the files the cell wrote there (runs/<machine>/artifacts/,
-booktools.runs.ArtifactWatch), each with its size, after a line in the page's language.
-
-Each `hardware` cell has a name (cell metadata ``name``); a machine's tab
-shows the recorded cell of the same name in that machine's notebook of the
-chapter (booktools.runs), whatever its position. The recording is current
-while its source is the same program as the cell's (runs.same_program: layout
-and comments aside), and so is every code cell above it
-(runs.earlier_change); otherwise it is shown as an earlier version, with one
-line saying which changed and, for the cell's own, the source it had then. A cell
-with no recording on any machine gets one line saying so and no tabs.
-
-Every tab's content prints (print CSS in _static/book.css): paper has no
-tabs to click.
+The first tab holds the build's stored output (and the CPU it was made on:
+booktools.notebooks' ``stored_outputs``); one tab per machine holds the recorded cell
+of the same name (booktools.runs): what ran it, a line where it is stale (the cell or
+one above changed, with the cell's old source folded), its outputs, and downloads of
+the files it wrote. A cell with no recording gets one line instead. Tabs print
+(_static/book.css).
 """
 from __future__ import annotations
 
@@ -80,8 +63,10 @@ class RecordedRunsTransform(SphinxTransform):
             return
         chapter = docname.split("/", 1)[1]
         self.ui = i18n.for_sphinx(self.app.config.language).ui  # the page's words
-        stored = self._stored_cells(chapter)
-        self.stored_machine = self._stored_machine(chapter)
+        path = Path(self.app.srcdir) / "chapters" / f"{chapter}.ipynb"
+        nb = runs.read_notebook(path) if path.is_file() else {"cells": [], "metadata": {}}
+        stored = {i: c for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"}
+        self.stored_machine = self._stored_machine(nb["metadata"].get(MACHINE_KEY))
         for run in recorded:
             if chapter in run.notebooks:
                 self.env.note_dependency(str(run.folder / f"{chapter}.ipynb"))
@@ -91,19 +76,8 @@ class RecordedRunsTransform(SphinxTransform):
             if cell.get("nb_element") == "cell_code" and runs.HARDWARE_TAG in metadata.get("tags", []):
                 self._add_tabs(chapter, cell, metadata.get("name"), stored, recorded)
 
-    def _stored_cells(self, chapter: str) -> dict[int, dict]:
-        """Code cells of the chapter's notebook, by cell index (as myst-nb numbers them)."""
-        path = Path(self.app.srcdir) / "chapters" / f"{chapter}.ipynb"
-        if not path.is_file():
-            return {}
-        nb = runs.read_notebook(path)
-        return {i: c for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"}
-
-    def _stored_machine(self, chapter: str) -> str | None:
-        """The line naming the machine of the stored outputs ("AMD EPYC 7763, 2 threads · PyTorch
-        2.9.1"), in the page's words, or None where the notebook does not record it."""
-        path = Path(self.app.srcdir) / "chapters" / f"{chapter}.ipynb"
-        facts = runs.read_notebook(path).metadata.get(MACHINE_KEY) if path.is_file() else None
+    def _stored_machine(self, facts) -> str | None:
+        """The line naming the machine of the stored outputs, in the page's words, or None."""
         if not isinstance(facts, dict) or not {"cpu", "threads", "torch"} <= set(facts):
             return None
         return self.ui["build_machine"].format(**{k: facts[k] for k in ("cpu", "threads", "torch")})
@@ -158,12 +132,7 @@ class RecordedRunsTransform(SphinxTransform):
                                 selected=selected)
 
     def _run_tab(self, chapter, index, cell, run, recorded, stale) -> nodes.container:
-        """One machine's tab: a line saying what ran it, then what the cell showed there.
-
-        A stale recording (``stale``: the ui key saying why, None when current)
-        says why in one line; one of an earlier version of the cell itself folds
-        the source the cell had then.
-        """
+        """One machine's tab (``stale``: the ui key saying why, None when current)."""
         classes = ["recorded-run", f"recorded-run-{run.machine}"]
         about = run.about  # the machine, PyTorch and the recording's date
         if run.meta.get("recorded_by"):  # a contributor who chose to be named
@@ -188,11 +157,8 @@ class RecordedRunsTransform(SphinxTransform):
         return self._tab(run.tab_label, content, classes)
 
     def _downloads(self, files: list[Path]) -> nodes.paragraph:
-        """"Files this cell wrote there: a.json (1.2 MiB), b.pickle (40 KiB)", each a download.
-
-        Sphinx's download collector (doctree-read, after this transform) copies
-        each file into the build's _downloads/ and points the link at it.
-        """
+        """"Files this cell wrote there: a.json (1.2 MiB), ...", each a download (Sphinx's
+        collector copies each into _downloads/)."""
         line = nodes.paragraph("", "", nodes.Text(self.ui["artifacts"] + " "),
                                classes=["recorded-run-files"])
         for k, path in enumerate(files):
@@ -255,7 +221,7 @@ def _size(n: int) -> str:
 
 
 def recorded_alt(template: str, alt: str, meta: dict) -> str:
-    """A recorded plot's alt text: the chapter's own, then where it was recorded, in the page's language."""
+    """A recorded plot's alt text: the chapter's own, then where it was recorded."""
     return template.format(alt=alt.rstrip(".。 "), machine=meta["label"],
                            torch=meta["torch"], date=meta["date"])
 
