@@ -367,33 +367,24 @@ def chapter_figures(chapters: Path = CHAPTERS) -> list:
     return figures
 
 
-def _output_text(output: dict) -> str:
-    """The text of one notebook output (stream, text/plain, an error's message)."""
-    def join(value):
-        return "".join(value) if isinstance(value, list) else (value or "")
-    kind = output.get("output_type")
-    if kind == "stream":
-        return join(output.get("text"))
-    if kind in ("execute_result", "display_data"):
-        return join(output.get("data", {}).get("text/plain"))
-    if kind == "error":
-        return join(output.get("evalue"))
-    return ""
+def output_text(cell) -> str:
+    """What a code cell printed: its streams, text results and errors' messages, in order."""
+    def text(output):
+        value = output.get("text") or output.get("data", {}).get("text/plain") or output.get(
+            "evalue") or ""
+        return "".join(value) if isinstance(value, list) else value
+    return "".join(text(o) for o in cell.get("outputs", []))
 
 
 def recorded_texts(runs: Path = RUNS) -> dict:
-    """{machine names: text outputs} of every recorded run (booktools.runs).
-
-    The machine names are run.json's label, its tab label (the label without
-    its vendor: "NVIDIA H100" -> "H100") and its GPUs' names.
-    """
+    """{machine's names: what its cells printed} of every recording: run.json's label first,
+    then the label without its vendor ("H100") and its GPUs' names."""
     from booktools.runs import code_cells, runs as recorded_runs
     recorded = {}
     for run in recorded_runs(Path(runs)):
         label = run.meta.get("label", "")
         names = {run.tab_label, *run.meta.get("gpus", [])} - {label, ""}
-        texts = [_output_text(o) for nb in run.notebooks.values()
-                 for cell in code_cells(nb) for o in cell.get("outputs", [])]
+        texts = [output_text(cell) for nb in run.notebooks.values() for cell in code_cells(nb)]
         recorded[(label, *sorted(names))] = "\n".join(t for t in texts if t)
     return recorded
 
