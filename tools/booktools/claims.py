@@ -100,13 +100,9 @@ class Result:
 
 # --- declarations ---
 
-def _rel(path: Path, root: Path) -> str:
-    path = Path(path)
-    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
-
-
 def _error(path: Path, line: int, message: str, root: Path) -> DeclarationError:
-    return DeclarationError(f"{_rel(path, root)}:{line}: {message}")
+    shown = Path(path).relative_to(root) if Path(path).is_relative_to(root) else path
+    return DeclarationError(f"{shown}:{line}: {message}")
 
 
 def _number(value) -> bool:
@@ -394,10 +390,9 @@ class _Chapter:
     """A chapter's stored cells and, per recording, each named cell's output or why not."""
 
     def __init__(self, chapter: str, root: Path, comparison):
-        self.chapter, self.root, self.comparison = chapter, root, comparison
-        nb = nbformat.read(root / "chapters" / f"{chapter}.ipynb", as_version=4)
-        self.cells = runs.code_cells(nb)
-        self._runs = {}
+        self.chapter, self.root, self.comparison, self._runs = chapter, root, comparison, {}
+        self.cells = runs.code_cells(nbformat.read(root / "chapters" / f"{chapter}.ipynb",
+                                                   as_version=4))
 
     def index(self, name: str) -> int:
         return next(i for i, c in enumerate(self.cells) if runs.cell_name(c) == name)
@@ -436,9 +431,10 @@ def _judge(claim: Claim, place: Place, cell) -> Result:
     if isinstance(judged, str):
         return Result(claim, place, "unchecked", judged)
     holds, measured = judged
-    labels = [o["label"] for o in claim.operands if isinstance(o, dict)]
+    # an output's "noisy:" line names a label of the claim: still a contradiction
     noisy = not holds and any(line.strip().startswith("noisy:") and any(
-        label in line for label in labels) for line in text.splitlines())
+        o["label"] in line for o in claim.operands if isinstance(o, dict))
+        for line in text.splitlines())
     return Result(claim, place, "held" if holds else "contradicted",
                   measured + (" (noisy)" if noisy else ""))
 

@@ -12,23 +12,24 @@ paragraph or the one leading into it) or ``not_measured`` (its sentence's words 
 """
 from __future__ import annotations
 
+import bisect
+import math
 import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = [
-    "Paragraph", "Figure", "Problem", "GPU_WORDS", "CPU_WORDS",
-    "prose_paragraphs", "sentence_spans", "find_figures", "chapter_figures",
-    "canonical", "figure_keys", "recorded_texts", "in_texts", "load_datasheet", "listed_for",
-    "check_figures", "check_book", "format_problems", "main",
-]
+__all__ = ["Paragraph", "Figure", "Problem", "parser", "prose_paragraphs", "find_figures",
+           "chapter_figures", "output_text", "recorded_texts", "load_datasheet", "listed_for",
+           "check_figures", "check_book", "format_problems", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/gpu_figures.py in a checkout
 CHAPTERS = ROOT / "chapters"
 RUNS = ROOT / "runs"
 DATASHEET = ROOT / "tests" / "gpu_figures.yml"
+NEEDS = {"datasheet": ("chapter", "figures", "vendor", "source"),  # its sections' entries
+         "not_measured": ("chapter", "figures", "context", "why")}
 
 # Words that name a GPU (or its software stack) and words that name the CPU.
 GPU_WORDS = re.compile(
@@ -73,12 +74,7 @@ class Paragraph:
 
     def line_at(self, offset: int) -> int:
         """The file's line number of the character at ``offset``."""
-        line = self.starts[0][1]
-        for start, number in self.starts:
-            if start > offset:
-                break
-            line = number
-        return line
+        return self.starts[max(0, bisect.bisect_right(self.starts, (offset, math.inf)) - 1)][1]
 
 
 @dataclass
@@ -235,15 +231,6 @@ def canonical(number: str, unit: str) -> str:
     return number + _CANONICAL_UNITS.get(unit, unit)
 
 
-def _about(sentence: str, before: str) -> str:
-    """What a sentence is about ("gpu", "cpu" or ""), ``before`` if it names neither."""
-    if GPU_WORDS.search(sentence):
-        return "gpu"
-    if CPU_WORDS.search(sentence):
-        return "cpu"
-    return before
-
-
 def find_figures(markdown: str, chapter: str = "") -> list:
     """Every number with a unit in the prose of ``markdown``, GPU figures or not."""
     figures, lead = [], ""
@@ -251,7 +238,10 @@ def find_figures(markdown: str, chapter: str = "") -> list:
         about = ""
         for start, end in sentence_spans(paragraph.masked):
             sentence, masked = paragraph.text[start:end], paragraph.masked[start:end]
-            about = _about(re.sub(r"\]\([^)\s]*\)", "]", sentence), about)  # not URLs
+            named = re.sub(r"\]\([^)\s]*\)", "]", sentence)  # not in URLs
+            # what the sentence is about: what it names, else what the one before was about
+            about = ("gpu" if GPU_WORDS.search(named) else "cpu" if CPU_WORDS.search(named)
+                     else about)
             found = []
             for match in _FIGURE.finditer(masked):
                 kind = next(k for k, _ in _UNITS if match[k] is not None)
@@ -321,15 +311,11 @@ def in_texts(figure: Figure, text: str) -> bool:
 def load_datasheet(path: Path = DATASHEET) -> dict:
     """tests/gpu_figures.yml: {"datasheet": [...], "not_measured": [...]}, entries checked."""
     import yaml
-    data = {}
-    if Path(path).exists():
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    listed = {section: data.get(section) or [] for section in ("datasheet", "not_measured")}
-    needs = {"datasheet": ("chapter", "figures", "vendor", "source"),
-             "not_measured": ("chapter", "figures", "context", "why")}
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) if Path(path).exists() else {}
+    listed = {section: (data or {}).get(section) or [] for section in NEEDS}
     for section, entries in listed.items():
         for entry in entries:
-            missing = [k for k in needs[section] if not entry.get(k)]
+            missing = [k for k in NEEDS[section] if not entry.get(k)]
             if missing:
                 raise ValueError(f"{path}: a {section} entry lacks {', '.join(missing)}: {entry}")
             for written in entry["figures"]:
@@ -396,13 +382,10 @@ def format_problems(problems: list) -> str:
             shown += f" (in {f.written!r})"
         lines.append(f"chapters/{f.chapter}.md:{f.line}: {shown}: {p.why}\n    {f.sentence}")
     if lines:
-        lines.append(
-            "\nEvery GPU figure in the prose must be quoted verbatim (same digits and unit) "
-            "from a text output of a recorded run, runs/<machine>/<chapter>.ipynb, in a "
-            "sentence that names the machine (\"on the H100\"); or be a vendor's datasheet "
-            "figure listed for its chapter in tests/gpu_figures.yml with its source, in a "
-            "sentence that names the vendor. Otherwise drop it, or rewrite the sentence to "
-            "quote a recorded figure.")
+        lines.append("\nQuote each GPU figure verbatim from a recorded run's output, "
+                     "runs/<machine>/<chapter>.ipynb, naming the machine (\"on the H100\"), or "
+                     "list a datasheet's in tests/gpu_figures.yml with its source, naming the "
+                     "vendor; else drop it.")
     return "\n".join(lines)
 
 
