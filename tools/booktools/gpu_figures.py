@@ -170,16 +170,16 @@ def _alt_texts(header: list, first_line: int) -> list:
     import yaml
     try:
         mystnb = (yaml.safe_load("\n".join(header)) or {}).get("mystnb") or {}
-    except (yaml.YAMLError, AttributeError):  # not a mapping: no alt text to read
+        texts = [(f, (mystnb.get(key) or {}).get(f)) for key in ("image", "figure")
+                 for f in ("alt", "caption")]
+    except (yaml.YAMLError, AttributeError):  # not mappings: no alt text to read
         return []
     found = []
-    for key in ("image", "figure"):
-        for field_ in ("alt", "caption"):
-            text = (mystnb.get(key) or {}).get(field_)
-            if isinstance(text, str):
-                at = next((first_line + n for n, line in enumerate(header)
-                           if re.match(rf"\s*{field_}:", line)), first_line)
-                found.append(Paragraph(text, _mask(text), [(0, at)]))
+    for field_, text in texts:
+        if isinstance(text, str):
+            at = next((first_line + n for n, line in enumerate(header)
+                       if re.match(rf"\s*{field_}:", line)), first_line)
+            found.append(Paragraph(text, _mask(text), [(0, at)]))
     return found
 
 
