@@ -1,10 +1,6 @@
-"""Write the book's code-drawn figures as SVG files into figures/.
+"""Write the figures the chapters draw by code as SVG files into figures/ (for the README).
 
-    python scripts/make_figures.py          # (re)write them
-    python scripts/make_figures.py --check  # exit 1 if a committed file is stale
-
-The chapters draw these figures by code (so that they load in Colab too);
-the SVG copies serve the README and anyone reusing the drawings.
+    python scripts/make_figures.py [--check]   # --check: exit 1 if a committed file is stale
 """
 from __future__ import annotations
 

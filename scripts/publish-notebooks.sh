@@ -1,14 +1,9 @@
 #!/usr/bin/env bash
-# Push the reader notebooks (_build/colab, booktools.reader_notebooks: every
-# edition's chapters with their MyST rendered as plain Markdown) to the branch
-# the launch buttons open (booktools.book.NOTEBOOK_BRANCH), as one commit on
-# top of it (the publish workflow, with the notebooks its tests built):
+# Push the reader notebooks (_build/colab: python -m booktools.reader_notebooks)
+# as one commit to the branch the launch buttons open (booktools.book.NOTEBOOK_BRANCH),
+# which holds nothing else but a README (the publish workflow); unchanged: no push.
 #
 #   GITHUB_TOKEN=... bash scripts/publish-notebooks.sh TAG
-#
-# The branch holds nothing but them and a README saying so, each edition's at
-# its source's path (chapters/X.ipynb, i18n/<code>/chapters/X.ipynb). A
-# release whose notebooks are those already there pushes nothing.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

@@ -1,13 +1,9 @@
 #!/usr/bin/env bash
-# Open an issue about a scheduled check that failed, or comment on the one
-# still open from an earlier failure (the weekly links and colab workflows):
+# Open an issue titled TITLE about a failed scheduled run (the weekly links and
+# colab workflows), or comment on the open one: a link to the run (GitHub
+# Actions' variables) and REPORT_FILE's first 60,000 characters. Needs gh, python3.
 #
 #   GH_TOKEN=... bash scripts/report-failure.sh TITLE [REPORT_FILE]
-#
-# The issue is the open one titled exactly TITLE; the text links the failed
-# run (GITHUB_SERVER_URL, GITHUB_REPOSITORY, GITHUB_RUN_ID, as GitHub Actions
-# sets them) and quotes REPORT_FILE when it exists (at most 60,000
-# characters). Needs gh with GH_TOKEN (issues: write) and python3.
 set -euo pipefail
 if [ $# -lt 1 ] || [ $# -gt 2 ] || [ -z "$1" ]; then
   echo "usage: bash scripts/report-failure.sh TITLE [REPORT_FILE]" >&2

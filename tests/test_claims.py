@@ -239,12 +239,8 @@ def test_the_nth_quantity_of_a_line():
     ("about", {}, [(1.0, "time"), (1.15, "time")], True),
     ("about", {"within": 0.1}, [(1.0, "time"), (1.15, "time")], False),
     ("ratio", {"between": [0.5, 1]}, [(0.64, "percent"), (1.0, "constant")], True),
-    ("little_more", {}, [(1.0, "time"), (1.3, "time")], True),
-    ("little_more", {}, [(1.0, "time"), (1.7, "time")], False),
     ("no_gain", {}, [(1.0, "time"), (1.05, "time")], True),
     ("no_gain", {}, [(1.0, "time"), (1.2, "time")], False),
-    ("stops_improving", {}, [(1.0, "rate"), (5.0, "rate"), (4.8, "rate")], True),
-    ("stops_improving", {}, [(1.0, "rate"), (5.0, "rate"), (3.0, "rate")], False),
     # a count of 0: smaller than 1, and a ratio of 0x
     ("smaller", {}, [(0.0, "number"), (1.0, "number")], True),
     ("ratio", {"between": [None, 0.01]}, [(0.0, "number"), (1.0, "constant")], True),

@@ -2,94 +2,46 @@
 
     python -m booktools.claims [--chapter NAME ...] [--verbose]
 
-One YAML file per English chapter, chapters/claims/<chapter>.yml, holds a
-list of claims; each is one conclusion that chapters/<chapter>.md draws from
-the output of one named code cell::
-
-    - says: cost far more than one large copy   # verbatim on ONE line of the .md
-      cell: copy-timings                        # the cell's :name:
-      faster: [one copy of 4.00 MiB, 1024 copies of 4.00 KiB]
-      by: [2, null]        # optional range of the relation's ratio (null: open)
-      tolerance: 0.1       # optional noise tolerated (default 0.1, 10%)
-      where: any           # optional scope: any | cpu | gpu | cuda | mps |
-                           # "cc>=8.0" (CUDA compute capability; also >, <=, <, ==)
-                           # | a machine folder under runs/ (glob allowed)
-
-Values. A label names the first output line that starts (indentation aside)
-with ``LABEL:``; its value is the first quantity after that colon, in base
-units: times (ns, µs, us, ms, s), sizes (B, KiB, MiB, GiB, TiB, kB, MB, GB,
-TB), rates (FLOP/s with k/M/G/T/P, B/s, kB/s ... GB/s, KiB/s ... GiB/s),
-speed-ups and ratios (``x``, ``×``), percent (%) or a bare number. In a
-relation, ``{label: L, nth: 2}`` takes the n-th quantity of the line
-(1-based), and a plain number (not a string) stands for itself in base
-units (e.g. ``ratio: ["cuda:0, float32, n = 1024", 1]``).
-
-Relations (exactly one key per claim), v the value, s the speed-up:
-
-- ``faster: [A, B]``: s = t(B)/t(A) for times, r(A)/r(B) for rates; holds
-  when lo/(1+tol) <= s <= hi*(1+tol), ``by: [lo, hi]`` (default [1, null]).
-- ``slower: [A, B]``: ``faster: [B, A]``.
-- ``smaller: [A, B]``: v(B)/v(A) in ``by`` as above (any quantity).
-- ``about: [A, B]``: v(A)/v(B) within [1/(1+w), 1+w], ``within: w`` (0.2).
-- ``ratio: [A, B]``: v(A)/v(B) in ``between: [lo, hi]``, widened by tol.
-- ``little_more: [A, B]``: 1/(1+tol) <= v(B)/v(A) <= ``at_most``*(1+tol)
-  (at_most default 1.25).
-- ``no_gain: [A, B]``: s <= 1+w, ``within: w`` (default 0.1).
-- ``stops_improving: [A, B, ...]``: times or rates in order of growing
-  effort; the last is within ``within`` (default 0.1) of the best.
-
-Where. A claim is checked against the stored CPU outputs (chapters/
-<chapter>.ipynb: scopes any, cpu) and each recording runs/<machine>/
-<chapter>.ipynb (any; gpu, cuda, mps, cc by its run.json; cpu for a run
-without GPUs; its folder name). A recorded cell that is not current
-(booktools.runs.cell_status: unrecorded, source changed, stored output
-changed, an error; or d2lgpu changed since the recorded commit,
-runs.package_changes) leaves the claim *unchecked* there, with why; so does
-an output that prints none of the claim's lines (a cell that says
-"skipped"). A compute capability comes from run.json's
-``compute_capability`` (the recorder writes it), else from the GPU's name.
-
-Report. One line per contradiction and per unchecked claim::
-
-    chapters/tensors.md:318: claim "..." (faster: A than B, by >= 2) contradicted by runs/nvidia-h100/tensors cell copy-timings: speed-up 0.5x
-
-"(noisy)" follows when the output's ``noisy:`` line names a label of the
-claim (still a contradiction). Then "claims: N held, M unchecked, K
-contradicted" (each claim counted once per output it is checked against).
-Exit 1 on any contradiction, else 0. A malformed declaration (unknown cell,
-unknown or second relation, a ``says`` not on exactly one line of the .md,
-bad scope or option, a label no in-scope output prints) is one line
-``chapters/claims/X.yml:LINE: ...`` and exit 2.
+chapters/claims/<chapter>.yml (its files are the examples) lists claims: ``says`` (words of
+one line of chapters/<chapter>.md), ``cell`` (a code cell's name), one relation (``evaluate``)
+between values the cell prints as ``LABEL: quantity`` and ``where`` it holds (any, cpu, gpu,
+cuda, mps, "cc>=8.0" or a runs/ folder glob). Each is checked against the stored CPU outputs
+and each recording in scope; a recording that is not current (runs.cell_status,
+runs.package_changes) leaves it unchecked, saying why. Exit 1 on a contradiction; a malformed
+declaration is one line ``chapters/claims/X.yml:LINE: ...`` and exit 2.
 """
 from __future__ import annotations
 
 import argparse
 import fnmatch
 import math
+import operator
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import nbformat
 import yaml
 
 from booktools import runs
+from booktools.gpu_figures import output_text
 
 __all__ = ["Claim", "Place", "Result", "DeclarationError", "load_claims", "parse_quantity",
-           "find_value", "evaluate", "places", "check", "compute_capabilities", "main"]
+           "find_value", "evaluate", "check_claims", "format_result", "compute_capabilities",
+           "check", "main"]
 
 ROOT = runs.ROOT
-RELATIONS = ("faster", "slower", "smaller", "about", "ratio", "little_more", "no_gain",
-             "stops_improving")
-OPTIONS = {"by": ("faster", "slower", "smaller"), "within": ("about", "no_gain", "stops_improving"),
-           "between": ("ratio",), "at_most": ("little_more",),
-           "tolerance": RELATIONS}
+RELATIONS = ("faster", "slower", "smaller", "about", "ratio", "no_gain")
+OPTIONS = {"by": ("faster", "slower", "smaller"), "within": ("about", "no_gain"),
+           "between": ("ratio",), "tolerance": RELATIONS}
 KEYS = {"says", "cell", "where", *OPTIONS, *RELATIONS}
 KINDS = ("any", "cpu", "gpu", "cuda", "mps")
 CC_SCOPE = re.compile(r"cc\s*(>=|<=|==|>|<)\s*(\d+(?:\.\d+)?)")
+COMPARE = {">=": operator.ge, "<=": operator.le, "==": operator.eq, ">": operator.gt,
+           "<": operator.lt}
 MACHINE_GLOB = re.compile(r"[A-Za-z0-9._*?\[\]-]+")
-# Compute capability of GPUs by name, for recordings whose run.json predates
-# the recorder writing it (NVIDIA's CUDA GPUs table); longest match first.
+# Compute capability by GPU name, for a run.json without "compute_capability" (NVIDIA's table).
 KNOWN_CC = {"H100": "9.0", "H200": "9.0", "GH200": "9.0", "B200": "10.0", "B100": "10.0",
             "A100": "8.0", "A30": "8.0", "A10G": "8.6", "A10": "8.6", "A40": "8.6",
             "L40S": "8.9", "L40": "8.9", "L4": "8.9", "T4": "7.5", "V100": "7.0",
@@ -97,21 +49,12 @@ KNOWN_CC = {"H100": "9.0", "H200": "9.0", "GH200": "9.0", "B200": "10.0", "B100"
 
 _PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
-_TIME = {"ns": 1e-9, "µs": 1e-6, "μs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-
-
-def _units() -> dict[str, tuple[float, str]]:
-    units = {u: (f, "time") for u, f in _TIME.items()}
-    for p, f in {**_PREFIX, **_BINARY}.items():
-        units[f"{p}B"] = (f, "size")
-        units[f"{p}B/s"] = (f, "rate")
-    for p, f in _PREFIX.items():
-        units[f"{p}FLOP/s"] = (f, "rate")
-    units.update({"x": (1.0, "ratio"), "×": (1.0, "ratio"), "%": (0.01, "percent")})
-    return units
-
-
-UNITS = _units()
+UNITS = {u: (f, "time") for u, f in
+         {"ns": 1e-9, "µs": 1e-6, "μs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}.items()}
+UNITS.update({f"{p}B": (f, "size") for p, f in {**_PREFIX, **_BINARY}.items()})
+UNITS.update({f"{p}B/s": (f, "rate") for p, f in {**_PREFIX, **_BINARY}.items()})
+UNITS.update({f"{p}FLOP/s": (f, "rate") for p, f in _PREFIX.items()})
+UNITS.update({"x": (1.0, "ratio"), "×": (1.0, "ratio"), "%": (0.01, "percent")})
 _UNIT = "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True))
 _QUANTITY = re.compile(r"(?<![\w.])([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(\s?)"
                        rf"({_UNIT})?(?![\w/])")
@@ -158,12 +101,8 @@ class Result:
 # --- declarations ---
 
 def _error(path: Path, line: int, message: str, root: Path) -> DeclarationError:
-    return DeclarationError(f"{_rel(path, root)}:{line}: {message}")
-
-
-def _rel(path: Path, root: Path) -> str:
-    path = Path(path)
-    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+    shown = Path(path).relative_to(root) if Path(path).is_relative_to(root) else path
+    return DeclarationError(f"{shown}:{line}: {message}")
 
 
 def _number(value) -> bool:
@@ -171,18 +110,19 @@ def _number(value) -> bool:
 
 
 def _range(value) -> bool:
+    """Whether value is [lo, hi] of positive numbers, one of them maybe null."""
     return (isinstance(value, list) and len(value) == 2
             and all(v is None or (_number(v) and v > 0) for v in value)
-            and any(v is not None for v in value)
-            and (None in value or value[0] <= value[1]))
+            and value != [None, None] and (None in value or value[0] <= value[1]))
 
 
 def _operand(value):
-    """A relation's operand, or None if malformed: a label, {label, nth} or a number."""
+    """A relation's operand: a label (the first quantity of its line), {label, nth} (the
+    nth quantity), or a number (itself, in base units); None if malformed."""
     if _number(value):
         return float(value)
     if isinstance(value, str) and value.strip():
-        return {"label": value.strip(), "nth": 1}
+        value = {"label": value}
     if isinstance(value, dict) and set(value) <= {"label", "nth"} and isinstance(
             value.get("label"), str) and value["label"].strip():
         nth = value.get("nth", 1)
@@ -198,99 +138,79 @@ def _scope_problem(where, machines: list[str]) -> str | None:
         return None
     if where.startswith("cc"):
         return f"bad scope {where!r}: a compute capability reads e.g. \"cc>=8.0\""
-    if not MACHINE_GLOB.fullmatch(where):
-        return (f"bad scope {where!r}: use any, cpu, gpu, cuda, mps, \"cc>=X.Y\" "
-                "or a machine folder under runs/")
-    if not fnmatch.filter(machines, where):
+    if not MACHINE_GLOB.fullmatch(where) or not fnmatch.filter(machines, where):
         return (f"bad scope {where!r}: not any, cpu, gpu, cuda, mps or \"cc>=X.Y\", and "
                 f"no machine folder under runs/ matches it ({', '.join(machines) or 'none'})")
     return None
 
 
-def _md_line(md: Path, says: str) -> tuple[int | None, int]:
-    """(line of the one line of md holding says or None, how many lines hold it)."""
-    found = [n for n, line in enumerate(md.read_text(encoding="utf-8").splitlines(), 1)
-             if says in line]
-    return (found[0] if len(found) == 1 else None), len(found)
+def _mapping(path: Path, node, root: Path) -> tuple[dict, dict]:
+    """A YAML mapping node as (key -> value, key -> line); a key given twice is an error."""
+    loader, item, lines = yaml.SafeLoader(""), {}, {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in item:
+            raise _error(path, key_node.start_mark.line + 1, f"{key!r} given twice", root)
+        lines[key] = key_node.start_mark.line + 1
+        item[key] = loader.construct_object(value_node, deep=True)
+    return item, lines
 
 
-def _compose(path: Path, root: Path):
-    try:
-        return yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as error:
-        mark = error.context_mark or error.problem_mark  # where the construct began
-        line = mark.line + 1 if mark else 1
-        problem = " ".join(str(error.problem or error).split())
-        raise _error(path, line, f"not valid YAML: {problem}", root) from None
-
-
-def _item_claim(path: Path, node, chapter: str, cells: dict, md: Path, root: Path,
+def _item_claim(path: Path, node, chapter: str, cells: dict, md: list[str], root: Path,
                 machines: list[str]) -> Claim:
     """One item of a claims file, as a Claim; DeclarationError naming its line if malformed."""
     line = node.start_mark.line + 1
     if not isinstance(node, yaml.MappingNode):
         raise _error(path, line, "a claim is a mapping (says:, cell:, one relation)", root)
-    loader = yaml.SafeLoader("")
-    lines, item = {}, {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        lines[key] = key_node.start_mark.line + 1
-        if key in item:
-            raise _error(path, lines[key], f"{key!r} given twice", root)
-        item[key] = loader.construct_object(value_node, deep=True)
-    at = lambda key: lines.get(key, line)  # noqa: E731
+    item, lines = _mapping(path, node, root)
+
+    def fail(key, message):
+        raise _error(path, lines.get(key, line), message, root)
+
     unknown = [k for k in item if k not in KEYS]
     if unknown:
-        raise _error(path, at(unknown[0]), f"unknown relation or key {unknown[0]!r} "
-                     f"(relations: {', '.join(RELATIONS)})", root)
+        fail(unknown[0], f"unknown relation or key {unknown[0]!r} "
+             f"(relations: {', '.join(RELATIONS)})")
     relations = [k for k in item if k in RELATIONS]
     if len(relations) != 1:
-        what = (f"{len(relations)} relations ({', '.join(relations)})" if relations
-                else "no relation")
-        raise _error(path, at(relations[1]) if relations else line,
-                     f"{what}: a claim has exactly one of {', '.join(RELATIONS)}", root)
+        what = f"{len(relations)} relations ({', '.join(relations)})" if relations else "no relation"
+        fail(relations[1] if relations else None,
+             f"{what}: a claim has exactly one of {', '.join(RELATIONS)}")
     relation = relations[0]
     for key in ("says", "cell"):
         if not isinstance(item.get(key), str) or not item[key].strip():
-            raise _error(path, at(key), f"{key!r} missing or not text", root)
+            fail(key, f"{key!r} missing or not text")
     says, cell = item["says"].strip(), item["cell"].strip()
+    md_path = f"chapters/{chapter}.md"
     if cell not in cells:
-        raise _error(path, at("cell"), f"unknown cell {cell!r} in {_rel(md, root)}", root)
-    says_line, count = _md_line(md, says)
-    if says_line is None:
-        where = "no line" if count == 0 else f"{count} lines"
-        raise _error(path, at("says"), f"says {says!r} is found on {where} of "
-                     f"{_rel(md, root)}: quote words of one line", root)
+        fail("cell", f"unknown cell {cell!r} in {md_path}")
+    found = [n for n, text in enumerate(md, 1) if says in text]
+    if len(found) != 1:
+        fail("says", f"says {says!r} is found on {f'{len(found)} lines' if found else 'no line'}"
+             f" of {md_path}: quote words of one line")
     raw = item[relation]
     operands = [_operand(v) for v in raw] if isinstance(raw, list) else []
-    wanted = "two or more" if relation == "stops_improving" else "two"
-    if (not operands or None in operands
-            or (len(operands) != 2 if relation != "stops_improving" else len(operands) < 2)):
-        raise _error(path, at(relation), f"{relation}: wants a list of {wanted} labels "
-                     f"(text, {{label: L, nth: N}}) or numbers, got {raw!r}", root)
+    if len(operands) != 2 or None in operands:
+        fail(relation, f"{relation}: wants a list of two labels (text, {{label: L, nth: N}}) "
+             f"or numbers, got {raw!r}")
     if all(isinstance(o, float) for o in operands):
-        raise _error(path, at(relation), f"{relation}: no label of {cell!r} among {raw!r}", root)
-    options = {}
-    for key, allowed in OPTIONS.items():
-        if key not in item:
-            continue
-        value = item[key]
-        if relation not in allowed:
-            raise _error(path, at(key), f"{key!r} does not go with {relation} "
-                         f"(it goes with {', '.join(allowed)})", root)
-        good = _range(value) if key in ("by", "between") else (_number(value) and value >= 0)
-        if not good:
-            shape = "[lo, hi] of positive numbers, one may be null" if key in (
-                "by", "between") else "a number >= 0"
-            raise _error(path, at(key), f"{key}: {value!r} is not {shape}", root)
-        options[key] = value
+        fail(relation, f"{relation}: no label of {cell!r} among {raw!r}")
+    options = {key: item[key] for key in OPTIONS if key in item}
+    for key, value in options.items():
+        if relation not in OPTIONS[key]:
+            fail(key, f"{key!r} does not go with {relation} "
+                 f"(it goes with {', '.join(OPTIONS[key])})")
+        if key in ("by", "between") and not _range(value):
+            fail(key, f"{key}: {value!r} is not [lo, hi] of positive numbers, one may be null")
+        if key not in ("by", "between") and not (_number(value) and value >= 0):
+            fail(key, f"{key}: {value!r} is not a number >= 0")
     if relation == "ratio" and "between" not in options:
-        raise _error(path, at(relation), "ratio needs between: [lo, hi]", root)
+        fail(relation, "ratio needs between: [lo, hi]")
     where = item.get("where", "any")
     problem = _scope_problem(where, machines)
     if problem:
-        raise _error(path, at("where"), problem, root)
-    return Claim(path, line, chapter, says, says_line, cell, relation, operands, options,
+        fail("where", problem)
+    return Claim(path, line, chapter, says, found[0], cell, relation, operands, options,
                  where, lines)
 
 
@@ -299,18 +219,25 @@ def load_claims(path: Path, root: Path = ROOT, machines: list[str] | None = None
     chapter = path.stem
     md, ipynb = root / "chapters" / f"{chapter}.md", root / "chapters" / f"{chapter}.ipynb"
     if not md.is_file() or not ipynb.is_file():
-        raise _error(path, 1, f"no chapter {_rel(md, root)} (with its .ipynb) for these claims",
-                     root)
+        raise _error(path, 1, f"no chapter chapters/{chapter}.md (with its .ipynb) for these "
+                     "claims", root)
     if machines is None:
         machines = [r.machine for r in runs.runs(root / "runs")]
-    document = _compose(path, root)
+    try:
+        document = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as error:
+        mark = error.context_mark or error.problem_mark  # where the construct began
+        problem = " ".join(str(error.problem or error).split())
+        raise _error(path, mark.line + 1 if mark else 1, f"not valid YAML: {problem}",
+                     root) from None
     if document is None:
         return []
     if not isinstance(document, yaml.SequenceNode):
         raise _error(path, document.start_mark.line + 1, "a claims file is a list of claims",
                      root)
-    cells = runs.named_cells(runs.read_notebook(ipynb))
-    return [_item_claim(path, node, chapter, cells, md, root, machines)
+    cells = runs.named_cells(nbformat.read(ipynb, as_version=4))
+    lines = md.read_text(encoding="utf-8").splitlines()
+    return [_item_claim(path, node, chapter, cells, lines, root, machines)
             for node in document.value]
 
 
@@ -328,38 +255,15 @@ def parse_quantity(text: str, nth: int = 1) -> tuple[float, str] | None:
     return float(number) * factor, kind
 
 
-def output_text(cell) -> str:
-    """What a code cell printed: its streams and text results, in order."""
-    parts = []
-    for output in cell.get("outputs", []):
-        text = output.get("text")
-        if text is None:
-            text = output.get("data", {}).get("text/plain", "")
-        parts.append(text if isinstance(text, str) else "".join(text))
-    return "".join(parts)
-
-
-def _label_line(text: str, label: str) -> str | None:
-    """What follows ``label:`` on the first line that starts with it, or None."""
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith(label + ":"):
-            return stripped[len(label) + 1:]
-    return None
-
-
 def find_value(text: str, operand) -> tuple[float, str] | None:
-    """An operand's (value, kind) in a cell's printed text, or None where it is not printed."""
+    """An operand's (value, kind) in a cell's printed text: the nth quantity after ``LABEL:``
+    on the first line that starts with it (None: no such line or quantity)."""
     if isinstance(operand, float):
         return operand, "constant"
-    rest = _label_line(text, operand["label"])
-    return None if rest is None else parse_quantity(rest, operand["nth"])
-
-
-def _noisy(text: str, claim: Claim) -> bool:
-    labels = [o["label"] for o in claim.operands if isinstance(o, dict)]
-    return any(line.strip().startswith("noisy:") and any(label in line for label in labels)
-               for line in text.splitlines())
+    for line in text.splitlines():
+        if line.strip().startswith(operand["label"] + ":"):
+            return parse_quantity(line.strip()[len(operand["label"]) + 1:], operand["nth"])
+    return None
 
 
 # --- relations ---
@@ -370,38 +274,19 @@ def _name(operand) -> str:
 
 def describe(claim: Claim) -> str:
     """The relation in words, e.g. "faster: A than B, by >= 2"."""
-    names, o = [_name(x) for x in claim.operands], claim.options
-    text = {"faster": " than ", "slower": " than ", "smaller": " than ", "about": " as ",
-            "ratio": " to ", "no_gain": " over "}.get(claim.relation, ", ").join(names)
+    o = claim.options
+    word = {"about": " as ", "ratio": " to ", "no_gain": " over "}.get(claim.relation, " than ")
+    text = word.join(_name(x) for x in claim.operands)
     lo, hi = o.get("by") or o.get("between") or (None, None)
-    if claim.relation in ("faster", "slower", "smaller") and "by" in o:
-        text += (f", by {lo:g} to {hi:g}" if lo is not None and hi is not None
+    if "by" in o:
+        text += (f", by {lo:g} to {hi:g}" if None not in (lo, hi)
                  else f", by >= {lo:g}" if lo is not None else f", by <= {hi:g}")
     elif claim.relation == "ratio":
-        text += (f", between {lo:g} and {hi:g}" if lo is not None and hi is not None
+        text += (f", between {lo:g} and {hi:g}" if None not in (lo, hi)
                  else f", at least {lo:g}" if lo is not None else f", at most {hi:g}")
-    elif claim.relation in ("about", "no_gain", "stops_improving"):
-        default = 0.2 if claim.relation == "about" else 0.1
-        text += f", within {o.get('within', default):.0%}"
-    elif claim.relation == "little_more":
-        text += f", at most {o.get('at_most', 1.25):g}x"
+    elif claim.relation in ("about", "no_gain"):
+        text += f", within {o.get('within', 0.2 if claim.relation == 'about' else 0.1):.0%}"
     return f"{claim.relation}: {text}"
-
-
-def _x(value: float) -> str:
-    return f"{value:.3g}x"
-
-
-def _speedup(a: tuple, b: tuple) -> float | str:
-    """How many times faster a is than b (times or rates), or why it cannot say."""
-    (va, ka), (vb, kb) = a, b
-    kinds = {ka, kb} - {"constant"}
-    if len(kinds) != 1 or kinds - {"time", "rate", "ratio", "number"}:
-        return f"a speed-up needs two times or two rates, not {ka} and {kb}"
-    kind = kinds.pop()
-    if va <= 0 or vb <= 0:
-        return "a value is not positive"
-    return vb / va if kind == "time" else va / vb
 
 
 def _within(x: float, lo, hi, tol: float) -> bool:
@@ -409,45 +294,39 @@ def _within(x: float, lo, hi, tol: float) -> bool:
 
 
 def evaluate(claim: Claim, values: list[tuple[float, str]]) -> tuple[bool, str] | str:
-    """(holds, what was measured) for the operands' values; a string: why it cannot be judged."""
-    o, tol = claim.options, claim.options.get("tolerance", 0.1)
-    rel = claim.relation
-    if rel in ("faster", "slower", "no_gain"):
-        a, b = values if rel != "slower" else values[::-1]
-        s = _speedup(a, b)
-        if isinstance(s, str):
-            return s
-        if rel == "no_gain":
-            return s <= 1 + o.get("within", 0.1), f"speed-up {_x(s)}"
-        lo, hi = o.get("by", [1, None])
-        return _within(s, lo, hi, tol), f"{'slow-down' if rel == 'slower' else 'speed-up'} {_x(s)}"
-    if rel == "stops_improving":
-        kinds = {k for _, k in values} - {"constant"}
-        if len(kinds) != 1 or kinds - {"time", "rate"}:
-            return f"stops_improving needs times or rates, not {', '.join(sorted(kinds))}"
-        vals = [v for v, _ in values]
-        best = min(vals) if kinds == {"time"} else max(vals)
-        gap = vals[-1] / best if kinds == {"time"} else best / vals[-1]
-        return gap <= 1 + o.get("within", 0.1), f"the last is {_x(gap)} off the best"
-    (va, ka), (vb, kb) = values
-    if {ka, kb} - {"constant"} and len({ka, kb} - {"constant"}) != 1:
+    """(holds, what was measured) for the operands' values; a string: why it cannot be judged.
+
+    For [A, B], widened by ``tolerance`` (0.1): faster: the speed-up s, t(B)/t(A) for times
+    or r(A)/r(B) for rates, is in ``by`` (default [1, null]); slower: faster [B, A];
+    no_gain: s <= 1 + ``within`` (0.1); smaller: v(B)/v(A) is in ``by``; about: v(A)/v(B)
+    is within a factor 1 + ``within`` (0.2); ratio: v(A)/v(B) is in ``between``.
+    """
+    o, tol, rel = claim.options, claim.options.get("tolerance", 0.1), claim.relation
+    (va, ka), (vb, kb) = values if rel != "slower" else values[::-1]
+    kinds = {ka, kb} - {"constant"}
+    if len(kinds) != 1:
         return f"{ka} and {kb} cannot be compared"
-    if vb <= 0 or va < 0 or (va == 0 and rel not in ("smaller", "ratio")):
+    if rel in ("faster", "slower", "no_gain"):
+        if kinds - {"time", "rate", "ratio", "number"}:
+            return f"a speed-up needs two times or two rates, not {ka} and {kb}"
+        if va <= 0 or vb <= 0:
+            return "a value is not positive"
+        s = vb / va if kinds == {"time"} else va / vb
+        if rel == "no_gain":
+            return s <= 1 + o.get("within", 0.1), f"speed-up {s:.3g}x"
+        lo, hi = o.get("by", [1, None])
+        return _within(s, lo, hi, tol), f"{'slow-down' if rel == 'slower' else 'speed-up'} {s:.3g}x"
+    if vb <= 0 or va < 0 or (va == 0 and rel == "about"):
         return "a value is not positive"  # a count of 0 is smaller, and a ratio of 0x
     if rel == "smaller":
         lo, hi = o.get("by", [1, None])
         if va == 0:
             return hi is None, f"0 against {vb:.3g}"
-        return _within(vb / va, lo, hi, tol), f"ratio {_x(vb / va)}"
+        return _within(vb / va, lo, hi, tol), f"ratio {vb / va:.3g}x"
     if rel == "about":
         w = o.get("within", 0.2)
-        return 1 / (1 + w) <= va / vb <= 1 + w, f"ratio {_x(va / vb)}"
-    if rel == "ratio":
-        lo, hi = o["between"]
-        return _within(va / vb, lo, hi, tol), f"ratio {_x(va / vb)}"
-    # little_more
-    r = vb / va
-    return 1 / (1 + tol) <= r <= o.get("at_most", 1.25) * (1 + tol), f"ratio {_x(r)}"
+        return 1 / (1 + w) <= va / vb <= 1 + w, f"ratio {va / vb:.3g}x"
+    return _within(va / vb, *o["between"], tol), f"ratio {va / vb:.3g}x"
 
 
 # --- where a claim is checked ---
@@ -461,8 +340,8 @@ def compute_capabilities(meta: dict) -> tuple[float, ...]:
         except (TypeError, ValueError):
             return ()
     found = []
+    names = sorted(KNOWN_CC, key=len, reverse=True)
     for gpu in meta.get("gpus") or []:
-        names = sorted(KNOWN_CC, key=len, reverse=True)
         match = next((n for n in names if re.search(rf"\b{re.escape(n)}\b", gpu)), None)
         if match is None:
             return ()
@@ -470,82 +349,75 @@ def compute_capabilities(meta: dict) -> tuple[float, ...]:
     return tuple(found)
 
 
-def _run_kinds(meta: dict) -> frozenset:
-    gpus = meta.get("gpus") or []
-    text = " ".join([str(meta.get("label", "")), *map(str, gpus)])
+def _place(chapter: str, run) -> Place:
+    """Where a claim is checked: the stored outputs (run None) or a recording."""
+    if run is None:
+        return Place(f"chapters/{chapter}.ipynb", None, frozenset({"any", "cpu"}), ())
+    gpus = run.meta.get("gpus") or []
+    text = " ".join([str(run.meta.get("label", "")), *map(str, gpus)])
     if re.search(r"\b(Apple|MPS)\b", text):
-        return frozenset({"any", "gpu", "mps"})
-    if gpus:
-        return frozenset({"any", "gpu", "cuda"} if meta.get("cuda") else {"any", "gpu"})
-    return frozenset({"any", "cpu"})
+        kinds = {"any", "gpu", "mps"}
+    elif gpus:
+        kinds = {"any", "gpu", "cuda"} if run.meta.get("cuda") else {"any", "gpu"}
+    else:
+        kinds = {"any", "cpu"}
+    return Place(f"runs/{run.machine}/{chapter}", run.machine, frozenset(kinds),
+                 compute_capabilities(run.meta))
 
 
-def in_scope(claim: Claim, place: Place) -> bool:
-    """Whether the claim's scope includes this place."""
+def _in_scope(claim: Claim, place: Place) -> bool | None:
+    """Whether the claim's scope includes the place (None: its compute capability is unknown)."""
     if claim.where in KINDS:
         return claim.where in place.kinds
-    found = CC_SCOPE.fullmatch(claim.where)
-    if found:
-        return "cuda" in place.kinds
-    return place.machine is not None and fnmatch.fnmatch(place.machine, claim.where)
+    cc = CC_SCOPE.fullmatch(claim.where)
+    if cc is None:
+        return place.machine is not None and fnmatch.fnmatch(place.machine, claim.where)
+    if "cuda" not in place.kinds:
+        return False
+    if not place.capabilities:
+        return None
+    return all(COMPARE[cc[1]](c, float(cc[2])) for c in place.capabilities)
 
 
-def _cc_holds(claim: Claim, place: Place) -> bool | None:
-    found = CC_SCOPE.fullmatch(claim.where)
-    if not found or not place.capabilities:
-        return None if found else True
-    op, bound = found.group(1), float(found.group(2))
-    test = {">=": float.__ge__, "<=": float.__le__, "==": float.__eq__, ">": float.__gt__,
-            "<": float.__lt__}[op]
-    return all(test(cc, bound) for cc in place.capabilities)
-
-
-def places(chapter: str, recorded: list) -> list[tuple[Place, object]]:
-    """(place, its Run or None) for a chapter: the stored outputs, then each recording."""
-    stored = Place(f"chapters/{chapter}.ipynb", None, frozenset({"any", "cpu"}), ())
-    found = [(stored, None)]
-    for run in recorded:
-        found.append((Place(f"runs/{run.machine}/{chapter}", run.machine, _run_kinds(run.meta),
-                            compute_capabilities(run.meta)), run))
-    return found
+# Why runs.cell_status leaves a recorded cell out.
+_NOT_CURRENT = {runs.UNRECORDED: "not recorded",
+                runs.STALE_SOURCE: "recorded from an earlier version of the cell",
+                runs.OUTPUT_CHANGED: "its stored output changed since the recording",
+                runs.RECORDED_ERROR: "it raised on the recorded machine"}
 
 
 class _Chapter:
     """A chapter's stored cells and, per recording, each named cell's output or why not."""
 
     def __init__(self, chapter: str, root: Path, comparison):
-        self.chapter = chapter
-        self.cells = runs.code_cells(runs.read_notebook(root / "chapters" / f"{chapter}.ipynb"))
-        self.comparison = comparison
-        self._per_run = {}
+        self.chapter, self.root, self.comparison, self._runs = chapter, root, comparison, {}
+        self.cells = runs.code_cells(nbformat.read(root / "chapters" / f"{chapter}.ipynb",
+                                                   as_version=4))
 
-    def stored(self, name: str):
-        return next(c for c in self.cells if runs.cell_name(c) == name)
+    def index(self, name: str) -> int:
+        return next(i for i, c in enumerate(self.cells) if runs.cell_name(c) == name)
 
     def recorded(self, run, name: str) -> tuple[object | None, str | None]:
         """(the recorded cell, None) where current, else (None, why it is not)."""
-        if run.machine not in self._per_run:
-            changed = runs.package_changes(run)
-            matches = run.pairs(self.chapter, self.cells)
+        if run.machine not in self._runs:
             nb = run.notebooks.get(self.chapter)
-            self._per_run[run.machine] = (changed, matches,
-                                          runs.code_cells(nb) if nb is not None else [])
-        changed, matches, recorded_cells = self._per_run[run.machine]
-        index = next(i for i, c in enumerate(self.cells) if runs.cell_name(c) == name)
-        cell = self.cells[index]
-        status, detail = runs.cell_status(cell, matches.get(index), recorded_cells,
-                                          runs.baseline(run, self.chapter) if matches else None,
-                                          self.comparison, above=self.cells[:index])
-        why = {runs.UNRECORDED: "not recorded", runs.STALE_SOURCE: "recorded from an earlier "
-               "version of the cell", runs.STALE_ABOVE: str(detail),
-               runs.OUTPUT_CHANGED: "its stored output changed since the recording",
-               runs.RECORDED_ERROR: "it raised on the recorded machine"}
-        if status in why:
-            return None, why[status]
+            matches = run.pairs(self.chapter, self.cells)
+            base = runs.notebook_at(str(run.meta.get("commit", "")), self.chapter,
+                                    self.root) if matches else None
+            self._runs[run.machine] = (runs.package_changes(run), matches, base,
+                                       runs.code_cells(nb) if nb is not None else [])
+        changed, matches, base, recorded = self._runs[run.machine]
+        i = self.index(name)
+        status, detail = runs.cell_status(self.cells[i], matches.get(i), recorded, base,
+                                          self.comparison, above=self.cells[:i])
+        if status == runs.STALE_ABOVE:
+            return None, str(detail)
+        if status in _NOT_CURRENT:
+            return None, _NOT_CURRENT[status]
         if changed:
             files = ", ".join(line.split(": ", 1)[1].split(" (")[0] for line in changed)
             return None, f"d2lgpu changed since the recorded commit ({files})"
-        return recorded_cells[matches[index].recorded], None
+        return recorded[matches[i].recorded], None
 
 
 def _judge(claim: Claim, place: Place, cell) -> Result:
@@ -559,8 +431,42 @@ def _judge(claim: Claim, place: Place, cell) -> Result:
     if isinstance(judged, str):
         return Result(claim, place, "unchecked", judged)
     holds, measured = judged
-    noisy = " (noisy)" if not holds and _noisy(text, claim) else ""
-    return Result(claim, place, "held" if holds else "contradicted", measured + noisy)
+    # an output's "noisy:" line names a label of the claim: still a contradiction
+    noisy = not holds and any(line.strip().startswith("noisy:") and any(
+        o["label"] in line for o in claim.operands if isinstance(o, dict))
+        for line in text.splitlines())
+    return Result(claim, place, "held" if holds else "contradicted",
+                  measured + (" (noisy)" if noisy else ""))
+
+
+def _results(claim: Claim, chapter: _Chapter, recorded: list) -> tuple[list[Result], bool]:
+    """The claim at each place in its scope, and whether a current output printed its labels
+    (True where none was looked at)."""
+    found, looked, printed = [], False, False
+    for run in [None, *recorded]:
+        place = _place(claim.chapter, run)
+        scoped = _in_scope(claim, place)
+        if scoped is None:
+            found.append(Result(claim, place, "unchecked", "compute capability unknown"))
+        if not scoped:
+            continue
+        if run is None:
+            cell, why = chapter.cells[chapter.index(claim.cell)], None
+        else:
+            cell, why = chapter.recorded(run, claim.cell)
+        if cell is None:
+            # Never a pass: what an earlier recording says, for the author to weigh.
+            stale = run.cell(claim.chapter, claim.cell)
+            earlier = _judge(claim, place, stale) if stale is not None else None
+            if earlier is not None and earlier.status != "unchecked":
+                why += f"; its earlier recording {earlier.status}: {earlier.detail}"
+            found.append(Result(claim, place, "unchecked", why))
+            continue
+        result = _judge(claim, place, cell)
+        looked = True
+        printed = printed or not result.detail.startswith(f"cell {claim.cell} printed no")
+        found.append(result)
+    return found, printed or not looked
 
 
 def check_claims(claims: list[Claim], root: Path = ROOT, recorded: list | None = None,
@@ -571,89 +477,42 @@ def check_claims(claims: list[Claim], root: Path = ROOT, recorded: list | None =
     chapters, results = {}, []
     for claim in claims:
         chapter = chapters.setdefault(claim.chapter, _Chapter(claim.chapter, root, comparison))
-        found, printed, looked = [], False, False
-        for place, run in places(claim.chapter, recorded):
-            if not in_scope(claim, place) or _cc_holds(claim, place) is False:
-                continue
-            if _cc_holds(claim, place) is None:
-                found.append(Result(claim, place, "unchecked", "compute capability unknown"))
-                continue
-            if run is None:
-                cell, why = chapter.stored(claim.cell), None
-                looked = True
-            else:
-                # A label no current output prints is a typo; a recording of an earlier
-                # version of the cell may lack a line the cell prints today.
-                cell, why = chapter.recorded(run, claim.cell)
-                stale = run.cell(claim.chapter, claim.cell)
-                looked = looked or cell is not None
-            if cell is None:
-                if run is not None and stale is not None:
-                    # Never a pass: what the earlier recording says, for the author to weigh.
-                    earlier = _judge(claim, place, stale)
-                    if earlier.status != "unchecked":
-                        why += f"; its earlier recording {earlier.status}: {earlier.detail}"
-                found.append(Result(claim, place, "unchecked", why))
-                continue
-            result = _judge(claim, place, cell)
-            printed = printed or not result.detail.startswith(f"cell {claim.cell} printed no")
-            found.append(result)
-        if not found:
-            found.append(Result(claim, Place("(nowhere)", None, frozenset(), ()), "unchecked",
-                                f"no output in scope {claim.where!r}"))
-        elif looked and not printed:
+        found, printed = _results(claim, chapter, recorded)
+        if not printed:  # a typo: a stale recording may lack a line the cell prints today
             labels = [_name(o) for o in claim.operands if isinstance(o, dict)]
             raise _error(claim.path, claim.lines.get(claim.relation, claim.line),
                          f"label {labels!r}: no output of cell {claim.cell!r} in scope "
                          f"{claim.where!r} prints a line 'LABEL: quantity' for each", root)
-        results += found
+        results += found or [Result(claim, Place("(nowhere)", None, frozenset(), ()),
+                                    "unchecked", f"no output in scope {claim.where!r}")]
     return results
 
 
 def format_result(result: Result, root: Path = ROOT) -> str:
     """One report line, e.g. chapters/x.md:12: claim "..." (...) contradicted by ...: ..."""
     c = result.claim
-    head = f"chapters/{c.chapter}.md:{c.says_line}: claim \"{c.says}\" ({describe(c)})"
-    where = f"{result.place.name} cell {c.cell}"
-    if result.status == "contradicted":
-        return f"{head} contradicted by {where}: {result.detail}"
-    if result.status == "unchecked":
-        return f"{head} unchecked on {where}: {result.detail}"
-    return f"{head} held on {where}: {result.detail}"
+    verb = {"contradicted": "contradicted by", "unchecked": "unchecked on"}.get(
+        result.status, "held on")
+    return (f"chapters/{c.chapter}.md:{c.says_line}: claim \"{c.says}\" ({describe(c)}) "
+            f"{verb} {result.place.name} cell {c.cell}: {result.detail}")
 
 
 def check(root: Path = ROOT, only: list[str] | None = None, verbose: bool = False,
           out=sys.stdout, err=sys.stderr) -> int:
     """Load and check every claims file; print the report; return the exit status."""
-    folder = root / "chapters" / "claims"
-    paths = sorted(folder.glob("*.yml")) if folder.is_dir() else []
-    if only:
-        unknown = sorted(set(only) - {p.stem for p in paths})
-        if unknown:
-            print(f"claims: no claims file for {', '.join(unknown)} in {_rel(folder, root)}",
-                  file=err)
-            return 2
-        paths = [p for p in paths if p.stem in only]
+    paths = sorted((root / "chapters" / "claims").glob("*.yml"))
+    unknown = sorted(set(only or ()) - {p.stem for p in paths})
+    if unknown:
+        print(f"claims: no claims file for {', '.join(unknown)} in chapters/claims", file=err)
+        return 2
+    paths = [p for p in paths if not only or p.stem in only]
     try:
         recorded = runs.runs(root / "runs")
-    except ValueError as error:
-        print(f"claims: {error}", file=err)
-        return 2
-    machines = [r.machine for r in recorded]
-    claims, problems = [], []
-    for path in paths:
-        try:
-            claims += load_claims(path, root, machines)
-        except DeclarationError as error:
-            problems.append(str(error))
-    results = []
-    if not problems:
-        try:
-            results = check_claims(claims, root, recorded)
-        except DeclarationError as error:
-            problems.append(str(error))
-    if problems:
-        print("\n".join(problems), file=err)
+        machines = [r.machine for r in recorded]
+        claims = [c for path in paths for c in load_claims(path, root, machines)]
+        results = check_claims(claims, root, recorded)
+    except (ValueError, DeclarationError) as error:
+        print(f"claims: {error}" if not isinstance(error, DeclarationError) else error, file=err)
         return 2
     counts = {s: sum(r.status == s for r in results) for s in ("held", "unchecked",
                                                                "contradicted")}

@@ -1,15 +1,11 @@
-"""Run every chapter as a Colab reader does (the weekly colab workflow).
+"""Run every chapter as a Colab reader does (the weekly colab workflow, scripts/colab-run.sh).
 
     python -m booktools.colab [--report FILE] [CHAPTER ...]
 
-Meant for Colab's own runtime image: each chapter notebook is copied alone
-into an empty folder and executed there in a fresh kernel of this Python,
-with nothing of this checkout on its path. So the notebook's first cell
-installs d2lgpu the way a reader's does (``%pip install git+...@<branch>``,
-from GitHub), onto the image's own torch, and every later cell runs against
-what that installed. A cell that raises, unless tagged ``raises-exception``,
-fails the chapter; the report (Markdown, for the issue the workflow opens)
-names each one. Exit 1 when a chapter failed.
+Each chapter notebook runs alone in an empty folder, in a fresh kernel with nothing of this
+checkout on its path, so its first cell installs d2lgpu from GitHub as a reader's does. A
+cell that raises, unless tagged ``raises-exception``, fails the chapter (exit 1); the report
+(Markdown, for the issue the workflow opens) names each.
 """
 from __future__ import annotations
 
@@ -68,18 +64,15 @@ def main(argv: list[str] | None = None) -> int:
         found = run_as_a_reader(path)
         verdict = "failed" if found else "ran"
         print(f"colab: {path.stem} {verdict} in {time.monotonic() - start:.0f} s", flush=True)
-        for problem in found:
-            print(f"  {problem}", flush=True)
-        lines.append(f"- `{path.stem}`: {verdict}")
-        lines += [f"  - {problem}" for problem in found]
+        print("".join(f"  {problem}\n" for problem in found), end="", flush=True)
+        lines += [f"- `{path.stem}`: {verdict}", *(f"  - {problem}" for problem in found)]
         failed += found
     if args.report:
-        python = sys.version.split()[0]
         try:
             import torch
-            versions = f"Python {python}, torch {torch.__version__}"
+            versions = f"Python {sys.version.split()[0]}, torch {torch.__version__}"
         except ImportError:
-            versions = f"Python {python}, no torch"
+            versions = f"Python {sys.version.split()[0]}, no torch"
         args.report.write_text(f"Each chapter run as a Colab reader runs it ({versions}):\n\n"
                                + "\n".join(lines) + "\n", encoding="utf-8")
     return 1 if failed else 0

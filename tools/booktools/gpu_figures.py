@@ -1,70 +1,35 @@
 """GPU figures in the chapters' prose, held to the recorded runs and datasheets.
 
-A *GPU figure* is a number with a unit that the prose quotes as measured on a
-GPU: a rate (TFLOP/s, GB/s), a time (µs, ms, s), a size (B, MiB, GiB), a ratio
-(1.4x, 1.4×, "1.4 times"), a share (86%) or a count of waits ("1001 waits").
-Each must be either
-
-* *recorded*: the same number and unit stand in a text output (stream text,
-  text/plain, an error's message) of a recorded chapter notebook,
-  runs/<machine>/<chapter>.ipynb, and the sentence or its paragraph names
-  that machine (run.json "label", e.g. "NVIDIA H100", or it without the
-  vendor, "H100"); or
-* a *datasheet* figure: listed for its chapter in tests/gpu_figures.yml with
-  the vendor and the document it comes from, and the sentence, its paragraph
-  or the paragraph leading into it (a table's) names the vendor ("NVIDIA's
-  datasheet gives ...").
-
-The same file's ``not_measured`` entries exempt a figure that is no
-measurement at all (a threshold the code uses, say), each with the words of
-its sentence (``context``) and why.
-
-What is prose: the markdown of chapters/NAME.md without its YAML front matter,
-code cells, code blocks, display math, labels and comments; inline code, inline
-math and link targets are blanked (so a number there is never a figure; only a
-number that ends inline math before a unit, "$\\ell \\approx 14$ µs", is), but
-directive titles (not a label or path argument), exercises, solutions,
-admonitions and the alt texts of code cells' images are prose. Paragraphs end at blank lines, list items, headings
-and fences (a table is one paragraph); sentences end at ".", "!" or "?" before a space and a
-character that is not a lower-case letter (not after "e.g." and the like).
-
-Which figures are GPU figures, sentence by sentence: a sentence is *about a GPU*
-when it names one (GPU_WORDS: "GPU", "CUDA", "MPS", "NVIDIA", H100, A100, T4,
-RTX, ...), *about the CPU* when it names the CPU (CPU_WORDS) and no GPU, and
-otherwise about what the sentence before it in the paragraph was about (so
-"Each step took 47 µs." after "On the H100 ..." is about the GPU). A rate is
-a GPU figure unless its sentence is about the CPU; any other unit only where
-its sentence is about a GPU. Not figures: sizes that name the work rather than
-measure it ("a 64 MiB copy", "a 200 GiB request"), hyphenated sizes
-("24-byte"), products of sizes ("4096 × 4096"). A decimal number that a list
-carries on from a figure with a unit ("51.5 TFLOP/s ..., 399.5 with ... and 783.8 in
-bfloat16") is a figure in that unit. Ranges ("7–54 GB/s", "1.2 to 1.4 times",
-"40 or 80 GB") are one figure per end.
-
-Matching: the number's digits exactly (a longer number never matches: 1.4x is
-not in 11.4x or 1.45x), the unit as written up to spacing and spelling
-(x = × = "times"; µs = μs = us; "%" = "percent"; "waits" = "wait").
-
     python -m booktools.gpu_figures    lists every offending figure (exit 1 if any)
+
+A GPU figure (``Figure.is_gpu``) is a number with a unit (``_UNITS``) in a sentence about a
+GPU (``GPU_WORDS``, else what the sentence before was about), or a rate not about the CPU.
+Each must stand, same digits and unit (``in_texts``), in a text output of a recording
+runs/<machine>/<chapter>.ipynb in a paragraph naming that machine, or be listed for its
+chapter in tests/gpu_figures.yml: ``datasheet`` (vendor and source; the vendor named in the
+paragraph or the one leading into it) or ``not_measured`` (its sentence's words and why).
+``prose_paragraphs`` is the prose that booktools.words, typography and i18n read too.
 """
 from __future__ import annotations
 
+import bisect
+import math
 import re
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
-__all__ = [
-    "Paragraph", "Figure", "Problem", "GPU_WORDS", "CPU_WORDS",
-    "prose_paragraphs", "sentence_spans", "find_figures", "chapter_figures",
-    "canonical", "figure_keys", "recorded_texts", "in_texts", "load_datasheet", "listed_for",
-    "check_figures", "check_book", "format_problems", "main",
-]
+__all__ = ["Paragraph", "Figure", "Problem", "parser", "prose_paragraphs", "find_figures",
+           "chapter_figures", "output_text", "recorded_texts", "load_datasheet", "listed_for",
+           "check_figures", "check_book", "format_problems", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/gpu_figures.py in a checkout
 CHAPTERS = ROOT / "chapters"
 RUNS = ROOT / "runs"
 DATASHEET = ROOT / "tests" / "gpu_figures.yml"
+NEEDS = {"datasheet": ("chapter", "figures", "vendor", "source"),  # its sections' entries
+         "not_measured": ("chapter", "figures", "context", "why")}
 
 # Words that name a GPU (or its software stack) and words that name the CPU.
 GPU_WORDS = re.compile(
@@ -109,12 +74,7 @@ class Paragraph:
 
     def line_at(self, offset: int) -> int:
         """The file's line number of the character at ``offset``."""
-        line = self.starts[0][1]
-        for start, number in self.starts:
-            if start > offset:
-                break
-            line = number
-        return line
+        return self.starts[max(0, bisect.bisect_right(self.starts, (offset, math.inf)) - 1)][1]
 
 
 @dataclass
@@ -174,125 +134,81 @@ def _mask(text: str) -> str:
     return masked
 
 
-_FENCE = re.compile(r"^\s*(?P<fence>`{3,}|~{3,}|:{3,})\s*"
-                    r"(?P<info>\{[\w-]+\}|[\w-]*)\s*(?P<arg>.*)$")
+# Fences whose body is code, not prose; directives whose argument is a label or a path.
 _CODE_INFOS = {"", "{code-cell}", "{code-block}", "{code}", "{sourcecode}", "{math}",
                "{raw}", "{eval-rst}", "{literalinclude}", "{mermaid}"}
-# Directives whose argument is a label or a path, not a title to read.
 _ARGUMENT_NOT_PROSE = {"{solution-start}", "{solution-end}", "{figure}", "{image}",
                        "{include}"}
-_NEW_BLOCK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s|^\s*#{1,6}\s")
-_SKIP_LINE = re.compile(r"^\s*(?:\(.+\)=\s*$|\+\+\+|<!--.*-->\s*$)")
+_OPTION = re.compile(r"^\s*:[\w-]+:")
+
+
+@lru_cache(maxsize=1)
+def parser():
+    """myst-parser's markdown-it, with the extensions _config.yml enables."""
+    from markdown_it.renderer import RendererHTML
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.parsers.mdit import create_md_parser
+
+    from booktools.book import book_config
+
+    extensions = set(book_config().get("parse", {}).get("myst_enable_extensions", []))
+    return create_md_parser(MdParserConfig(enable_extensions=extensions), RendererHTML)
+
+
+def _paragraph(lines: list, first: int) -> Paragraph:
+    """The lines (the first is line ``first`` of the file), stripped and joined by spaces."""
+    text, starts = "", []
+    for number, line in enumerate(lines, first):
+        text += " " if text else ""
+        starts.append((len(text), number))
+        text += line.strip()
+    return Paragraph(text, _mask(text), starts)
 
 
 def _alt_texts(header: list, first_line: int) -> list:
-    """(line of its key, text) of the image alt texts and captions in a code cell's YAML header."""
+    """The image alt texts and captions in a code cell's YAML header, each a Paragraph."""
+    import yaml
     try:
-        import yaml
-        meta = yaml.safe_load("\n".join(header)) or {}
-    except Exception:  # a header that is not YAML has no alt text to read
+        mystnb = (yaml.safe_load("\n".join(header)) or {}).get("mystnb") or {}
+        texts = [(f, (mystnb.get(key) or {}).get(f)) for key in ("image", "figure")
+                 for f in ("alt", "caption")]
+    except (yaml.YAMLError, AttributeError):  # not mappings: no alt text to read
         return []
     found = []
-    mystnb = meta.get("mystnb") if isinstance(meta, dict) else None
-    for key in ("image", "figure"):
-        part = (mystnb or {}).get(key) or {}
-        for field_ in ("alt", "caption"):
-            if isinstance(part, dict) and isinstance(part.get(field_), str):
-                at = next((first_line + n for n, line in enumerate(header)
-                           if re.match(rf"\s*{field_}:", line)), first_line)
-                found.append((at, part[field_]))
+    for field_, text in texts:
+        if isinstance(text, str):
+            at = next((first_line + n for n, line in enumerate(header)
+                       if re.match(rf"\s*{field_}:", line)), first_line)
+            found.append(Paragraph(text, _mask(text), [(0, at)]))
     return found
 
 
-def prose_paragraphs(markdown: str) -> list:
-    """The prose paragraphs of a MyST markdown chapter (see the module's docstring)."""
-    lines = markdown.splitlines()
-    paragraphs, current = [], []
-    stack = []  # open fences: (char, length, is_code)
-
-    def flush():
-        if current:
-            text, starts = "", []
-            for number, line in current:
-                if text:
-                    text += " "
-                starts.append((len(text), number))
-                text += line.strip()
-            paragraphs.append(Paragraph(text, _mask(text), starts))
-            current.clear()
-
-    def add(number, line):
-        current.append((number, line))
-
-    i = 0
-    if lines and lines[0].strip() == "---":  # YAML front matter
-        i = 1
-        while i < len(lines) and lines[i].strip() != "---":
-            i += 1
-        i += 1
-    in_math = in_comment = False
-    while i < len(lines):
-        line, number = lines[i], i + 1
-        i += 1
-        fence = _FENCE.match(line)
-        if stack and stack[-1][2]:  # inside code: only its closing fence matters
-            char, length, _ = stack[-1]
-            if fence and fence["fence"][0] == char and len(fence["fence"]) >= length \
-                    and not fence["info"] and not fence["arg"]:
-                stack.pop()
+def prose_paragraphs(markdown: str, first: int = 1) -> list:
+    """The prose a reader reads in MyST markdown (its first line is line ``first``), one
+    Paragraph per paragraph, heading, list item or table: directives' titles and bodies and
+    code cells' alt texts and captions included; front matter, code, math, labels, comments
+    and directive options not."""
+    lines, found = markdown.splitlines(), []
+    for token in parser().parse(markdown):
+        if token.map is None:
             continue
-        if in_comment:
-            in_comment = "-->" not in line
+        start, end = token.map
+        if token.type in ("paragraph_open", "heading_open", "table_open"):
+            found.append(_paragraph(lines[start:end], first + start))
+        elif token.type not in ("fence", "colon_fence"):
             continue
-        if in_math:
-            in_math = line.strip() != "$$" and not line.rstrip().endswith("$$")
-            continue
-        if fence:
-            flush()
-            char = fence["fence"][0]
-            if stack and char == stack[-1][0] and len(fence["fence"]) >= stack[-1][1] \
-                    and not fence["info"] and not fence["arg"]:
-                stack.pop()  # a directive ends
-                continue
-            info = fence["info"]
-            is_code = char != ":" and (info in _CODE_INFOS or not info.startswith("{"))
-            stack.append((char, len(fence["fence"]), is_code))
-            if is_code and info == "{code-cell}" and i < len(lines) and lines[i].strip() == "---":
-                header_start, j = i + 1, i + 1
-                while j < len(lines) and lines[j].strip() != "---":
-                    j += 1
-                paragraphs.extend(Paragraph(text, _mask(text), [(0, at)]) for at, text
-                                  in _alt_texts(lines[header_start:j], header_start + 1))
-            elif not is_code:
-                if fence["arg"] and info not in _ARGUMENT_NOT_PROSE:  # a title is prose
-                    add(number, fence["arg"])
-                    flush()
-                while i < len(lines) and re.match(r"^\s*:[\w-]+:", lines[i]):
-                    i += 1  # the directive's options
-            continue
-        stripped = line.strip()
-        if not stripped:
-            flush()
-            continue
-        if stripped.startswith("<!--"):
-            flush()
-            in_comment = "-->" not in stripped
-            continue
-        if stripped.startswith("$$"):
-            flush()
-            in_math = not (len(stripped) > 2 and stripped.endswith("$$"))
-            continue
-        if _SKIP_LINE.match(line):
-            flush()
-            continue
-        in_table = bool(current) and current[-1][1].lstrip().startswith("|")
-        if _NEW_BLOCK.match(line) or in_table != stripped.startswith("|"):
-            flush()  # a list item, a heading, or a table's first row or the line after it
-        add(number, line)
-        if stripped.startswith("#"):
-            flush()
-    flush()
-    return paragraphs
+        name, _, argument = token.info.strip().partition(" ")
+        body = token.content.splitlines()
+        if name == "{code-cell}" and body and body[0].strip() == "---":
+            header = body[1:next((i for i, b in enumerate(body) if i and b.strip() == "---"),
+                                 len(body))]
+            found += _alt_texts(header, first + start + 2)
+        elif token.type == "colon_fence" or name.startswith("{") and name not in _CODE_INFOS:
+            if argument.strip() and name not in _ARGUMENT_NOT_PROSE:  # a title is prose
+                found.append(_paragraph([argument], first + start))
+            options = next((i for i, b in enumerate(body) if not _OPTION.match(b)), len(body))
+            found += prose_paragraphs("\n".join(body[options:]), first + start + 1 + options)
+    return found
 
 
 def sentence_spans(text: str) -> list:
@@ -315,15 +231,6 @@ def canonical(number: str, unit: str) -> str:
     return number + _CANONICAL_UNITS.get(unit, unit)
 
 
-def _about(sentence: str, before: str) -> str:
-    """What a sentence is about ("gpu", "cpu" or ""), ``before`` if it names neither."""
-    if GPU_WORDS.search(sentence):
-        return "gpu"
-    if CPU_WORDS.search(sentence):
-        return "cpu"
-    return before
-
-
 def find_figures(markdown: str, chapter: str = "") -> list:
     """Every number with a unit in the prose of ``markdown``, GPU figures or not."""
     figures, lead = [], ""
@@ -331,7 +238,10 @@ def find_figures(markdown: str, chapter: str = "") -> list:
         about = ""
         for start, end in sentence_spans(paragraph.masked):
             sentence, masked = paragraph.text[start:end], paragraph.masked[start:end]
-            about = _about(re.sub(r"\]\([^)\s]*\)", "]", sentence), about)  # not URLs
+            named = re.sub(r"\]\([^)\s]*\)", "]", sentence)  # not in URLs
+            # what the sentence is about: what it names, else what the one before was about
+            about = ("gpu" if GPU_WORDS.search(named) else "cpu" if CPU_WORDS.search(named)
+                     else about)
             found = []
             for match in _FIGURE.finditer(masked):
                 kind = next(k for k, _ in _UNITS if match[k] is not None)
@@ -367,33 +277,24 @@ def chapter_figures(chapters: Path = CHAPTERS) -> list:
     return figures
 
 
-def _output_text(output: dict) -> str:
-    """The text of one notebook output (stream, text/plain, an error's message)."""
-    def join(value):
-        return "".join(value) if isinstance(value, list) else (value or "")
-    kind = output.get("output_type")
-    if kind == "stream":
-        return join(output.get("text"))
-    if kind in ("execute_result", "display_data"):
-        return join(output.get("data", {}).get("text/plain"))
-    if kind == "error":
-        return join(output.get("evalue"))
-    return ""
+def output_text(cell) -> str:
+    """What a code cell printed: its streams, text results and errors' messages, in order."""
+    def text(output):
+        value = output.get("text") or output.get("data", {}).get("text/plain") or output.get(
+            "evalue") or ""
+        return "".join(value) if isinstance(value, list) else value
+    return "".join(text(o) for o in cell.get("outputs", []))
 
 
 def recorded_texts(runs: Path = RUNS) -> dict:
-    """{machine names: text outputs} of every recorded run (booktools.runs).
-
-    The machine names are run.json's label, its tab label (the label without
-    its vendor: "NVIDIA H100" -> "H100") and its GPUs' names.
-    """
+    """{machine's names: what its cells printed} of every recording: run.json's label first,
+    then the label without its vendor ("H100") and its GPUs' names."""
     from booktools.runs import code_cells, runs as recorded_runs
     recorded = {}
     for run in recorded_runs(Path(runs)):
         label = run.meta.get("label", "")
         names = {run.tab_label, *run.meta.get("gpus", [])} - {label, ""}
-        texts = [_output_text(o) for nb in run.notebooks.values()
-                 for cell in code_cells(nb) for o in cell.get("outputs", [])]
+        texts = [output_text(cell) for nb in run.notebooks.values() for cell in code_cells(nb)]
         recorded[(label, *sorted(names))] = "\n".join(t for t in texts if t)
     return recorded
 
@@ -410,15 +311,11 @@ def in_texts(figure: Figure, text: str) -> bool:
 def load_datasheet(path: Path = DATASHEET) -> dict:
     """tests/gpu_figures.yml: {"datasheet": [...], "not_measured": [...]}, entries checked."""
     import yaml
-    data = {}
-    if Path(path).exists():
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    listed = {section: data.get(section) or [] for section in ("datasheet", "not_measured")}
-    needs = {"datasheet": ("chapter", "figures", "vendor", "source"),
-             "not_measured": ("chapter", "figures", "context", "why")}
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) if Path(path).exists() else {}
+    listed = {section: (data or {}).get(section) or [] for section in NEEDS}
     for section, entries in listed.items():
         for entry in entries:
-            missing = [k for k in needs[section] if not entry.get(k)]
+            missing = [k for k in NEEDS[section] if not entry.get(k)]
             if missing:
                 raise ValueError(f"{path}: a {section} entry lacks {', '.join(missing)}: {entry}")
             for written in entry["figures"]:
@@ -485,13 +382,10 @@ def format_problems(problems: list) -> str:
             shown += f" (in {f.written!r})"
         lines.append(f"chapters/{f.chapter}.md:{f.line}: {shown}: {p.why}\n    {f.sentence}")
     if lines:
-        lines.append(
-            "\nEvery GPU figure in the prose must be quoted verbatim (same digits and unit) "
-            "from a text output of a recorded run, runs/<machine>/<chapter>.ipynb, in a "
-            "sentence that names the machine (\"on the H100\"); or be a vendor's datasheet "
-            "figure listed for its chapter in tests/gpu_figures.yml with its source, in a "
-            "sentence that names the vendor. Otherwise drop it, or rewrite the sentence to "
-            "quote a recorded figure.")
+        lines.append("\nQuote each GPU figure verbatim from a recorded run's output, "
+                     "runs/<machine>/<chapter>.ipynb, naming the machine (\"on the H100\"), or "
+                     "list a datasheet's in tests/gpu_figures.yml with its source, naming the "
+                     "vendor; else drop it.")
     return "\n".join(lines)
 
 

@@ -1,21 +1,14 @@
 """The notebooks readers open in Colab and Studio Lab: each chapter's, per edition, in plain Markdown.
 
-    python -m booktools.reader_notebooks [--out DIR]     # default: _build/colab
+    python -m booktools.reader_notebooks [--out DIR] [CODE ...]    # default: _build/colab, all
 
-The chapter notebooks (chapters/X.ipynb, i18n/<code>/chapters/X.ipynb) hold
-MyST, which the website renders and Colab and JupyterLab show as it is:
-``(label)=``, ``:::{note}``, ``{ref}`label```. This writes a copy of each at
-the same path under DIR, its markdown cells rendered as the Markdown those
-front ends show: labels dropped, admonitions and exercises as quoted blocks
-with their title (the theme's word for "Note" in the edition's language),
-solutions as plain sections, ``{ref}``/``{doc}``/``{numref}`` as links to
-that edition's page on the site (``html.baseurl``), a figure's caption
-below it. Code cells (the first install cell too), their tags, outputs and
-the math are kept as they are. myst-parser's own markdown-it parser (with
-mdit-py-plugins) finds the MyST; ``myst_left`` says what MyST a rendered
-text still holds (none, tests/test_reader_notebooks.py checks).
-scripts/publish-notebooks.sh pushes DIR to the branch the launch buttons
-open (``NOTEBOOK_BRANCH``).
+Writes each chapter notebook (chapters/X.ipynb, i18n/<code>/chapters/X.ipynb) at its path
+under DIR with its MyST as the Markdown those front ends show: labels dropped, admonitions and
+exercises as quoted blocks titled in the edition's words, solutions and dropdowns as plain
+sections, {ref}/{doc}/{numref} as links to that edition's page (``html.baseurl``); code cells,
+tags, outputs and math kept. scripts/publish-notebooks.sh pushes DIR to ``NOTEBOOK_BRANCH``.
+Not sphinx-tojupyter 0.6.0: it rebuilds notebooks from a Sphinx build's doctree (dropping cell
+tags and stored outputs, titling admonitions in English) and needs dask.
 """
 from __future__ import annotations
 
@@ -25,32 +18,32 @@ import gettext
 import re
 import sys
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
+
+import nbformat
 
 from booktools import i18n
 from booktools.book import NOTEBOOK_BRANCH, ROOT, book_config
+from booktools.gpu_figures import parser
 
-__all__ = ["NOTEBOOK_BRANCH", "OUT", "Target", "parser", "myst_left", "targets",
-           "convert", "write", "main"]
+__all__ = ["NOTEBOOK_BRANCH", "OUT", "Target", "myst_left", "targets", "convert", "write",
+           "main"]
 
 OUT = ROOT / "_build" / "colab"
-EXTENSIONS = {"colon_fence", "dollarmath", "amsmath", "deflist", "substitution"}  # _config.yml's
-ADMONITIONS = ("note", "tip", "hint", "important", "warning", "caution", "attention", "danger",
-               "error", "seealso")
+ADMONITIONS = {"note": "Note", "tip": "Tip", "hint": "Hint", "important": "Important",
+               "warning": "Warning", "caution": "Caution", "attention": "Attention",
+               "danger": "Danger", "error": "Error", "seealso": "See also"}
 ROLE = re.compile(r"\{(?P<role>ref|doc|numref)\}`(?P<body>[^`]+)`")
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
 OPTION = re.compile(r"^:(?P<key>[\w-]+):\s*(?P<value>.*)$")
 
 
-@lru_cache(maxsize=1)
-def parser():
-    """myst-parser's markdown-it, with the extensions the book enables."""
-    from markdown_it.renderer import RendererHTML
-    from myst_parser.config.main import MdParserConfig
-    from myst_parser.parsers.mdit import create_md_parser
-
-    return create_md_parser(MdParserConfig(enable_extensions=EXTENSIONS), RendererHTML)
+def _directive(token) -> tuple[str, str] | None:
+    """(name, argument) of a MyST directive's token, or None for any other token."""
+    if token.type not in ("fence", "colon_fence") or not token.info.strip().startswith("{"):
+        return None
+    name, _, argument = token.info.strip().partition(" ")
+    return name.strip("{}"), argument.strip()
 
 
 def myst_left(markdown: str) -> list[str]:
@@ -59,13 +52,12 @@ def myst_left(markdown: str) -> list[str]:
     for token in parser().parse(markdown):
         if token.type == "myst_target":
             found.append(f"label ({token.content})=")
-        elif token.type in ("fence", "colon_fence") and token.info.strip().startswith("{"):
+        elif _directive(token):
             found.append(f"directive {token.info.split()[0]}")
         elif token.type == "myst_block_break":
             found.append("block break +++")
-        for child in token.children or []:
-            if child.type == "myst_role":
-                found.append(f"role {{{child.meta['name']}}}`{child.content}`")
+        found += [f"role {{{child.meta['name']}}}`{child.content}`"
+                  for child in token.children or [] if child.type == "myst_role"]
     return found
 
 
@@ -76,21 +68,13 @@ class Target:
     text: str  # what a link to it says
 
 
-def _heading(line: str) -> str | None:
-    found = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
-    return found[1] if found else None
-
-
 def _words(code: str) -> dict[str, str]:
     """Sphinx's words the site uses for these, in the edition's language (its overrides first)."""
     import sphinx
     lang = i18n.language(code)
     catalog = gettext.translation("sphinx", Path(sphinx.__file__).parent / "locale",
                                   [lang.sphinx], fallback=True)
-    words = {"Note": catalog.gettext("Note"), "Fig. %s": catalog.gettext("Fig. %s")}
-    for name in ADMONITIONS:
-        english = {"seealso": "See also"}.get(name, name.capitalize())
-        words[english] = catalog.gettext(english)
+    words = {w: catalog.gettext(w) for w in ("Fig. %s", *ADMONITIONS.values())}
     words.update({k: v for k, v in lang.interface.items() if k in words})
     words["Exercise"] = i18n.exercise_word(code)
     words["Solution"] = lang.ui["solution"]
@@ -107,40 +91,31 @@ def _chapters(code: str) -> list[str]:
 
 
 def targets(code: str) -> dict[str, Target]:
-    """Every label an edition's chapters define, and each chapter's name (for {doc})."""
-    import nbformat
-
+    """Every label an edition's chapters define (sections, exercises, figures), and each
+    chapter's name (for {doc})."""
     found: dict[str, Target] = {}
     words = _words(code)
     for chapter in _chapters(code):
         nb = nbformat.read(_notebook_path(code, chapter), as_version=4)
-        figures = 0
-        first = True
-        for cell in nb.cells:
-            if cell.cell_type == "code":
-                name = cell.metadata.get("mystnb", {}).get("figure", {}).get("name")
-                if name:
-                    figures += 1
-                    found[name] = Target(chapter, name, words["Fig. %s"] % figures)
-                continue
-            lines = cell.source.splitlines()
-            for i, line in enumerate(lines):
-                label = re.match(r"^\((?P<label>[\w.:-]+)\)=\s*$", line)
-                following = next((later for later in lines[i + 1:] if later.strip()), "")
-                if label and _heading(following) is not None:
-                    chapter_label = first and following.startswith("# ")
-                    found[label["label"]] = Target(chapter, "" if chapter_label else label["label"],
-                                                   _heading(following))
-                if _heading(line) is not None and line.startswith("# ") and first:
-                    found[f"chapters/{chapter}"] = Target(chapter, "", _heading(line))
-                    first = False
-                exercise = re.match(r"^```+\{exercise\}\s*(.*)$", line)
-                if exercise:
-                    option = next((OPTION.match(later) for later in lines[i + 1:]
-                                   if OPTION.match(later)
-                                   and OPTION.match(later)["key"] == "label"), None)
-                    if option:
-                        found[option["value"]] = Target(chapter, option["value"], exercise[1])
+        figures = [c.metadata.get("mystnb", {}).get("figure", {}).get("name")
+                   for c in nb.cells if c.cell_type == "code"]
+        for number, name in enumerate(filter(None, figures), 1):
+            found[name] = Target(chapter, name, words["Fig. %s"] % number)
+        tokens = [t for c in nb.cells if c.cell_type == "markdown"
+                  for t in parser().parse(c.source)]
+        for token, after, inline in zip(tokens, tokens[1:], tokens[2:]):
+            if token.type == "heading_open" and token.tag == "h1":
+                found.setdefault(f"chapters/{chapter}", Target(chapter, "", after.content))
+            if token.type == "myst_target" and after.type == "heading_open":
+                chapter_label = after.tag == "h1" and f"chapters/{chapter}" not in found
+                found[token.content] = Target(chapter, "" if chapter_label else token.content,
+                                              inline.content)
+            directive = _directive(token)
+            if directive and directive[0] == "exercise":
+                label = [m["value"] for m in map(OPTION.match, token.content.splitlines())
+                         if m and m["key"] == "label"]
+                if label:
+                    found[label[0]] = Target(chapter, label[0], directive[1])
     return found
 
 
@@ -150,36 +125,16 @@ def _url(code: str, target: Target) -> str:
     return base + page + (f"#{target.anchor}" if target.anchor else "")
 
 
-def _role(code: str, found: dict[str, Target], chapter: str, where: str):
-    def link(match: re.Match) -> str:
-        body = match["body"].strip()
-        explicit = EXPLICIT.match(body)
-        text, name = (explicit["text"], explicit["target"]) if explicit else (None, body)
-        if match["role"] == "doc":
-            name = "chapters/" + name.rsplit("/", 1)[-1].removesuffix(".md").removesuffix(".ipynb")
-        target = found.get(name)
-        if target is None:
-            raise ValueError(f"{where}: {{{match['role']}}}`{body}`: no such label in the "
-                             f"{code} edition")
-        return f"[{text or target.text}]({_url(code, target)})"
-    return link
-
-
-def _options(body: list[str]) -> tuple[dict[str, str], list[str]]:
-    """A directive's options (``:key: value`` lines or a ``---`` block) and the rest of its body."""
-    options, i = {}, 0
+def _options(body: list[str]) -> list[str]:
+    """A directive's body without its options (``:key: value`` lines or a ``---`` block)."""
+    i = 0
     if body and body[0].strip() == "---":
-        end = body.index("---", 1)
-        import yaml
-        options = yaml.safe_load("\n".join(body[1:end])) or {}
-        i = end + 1
-    else:
-        while i < len(body) and OPTION.match(body[i]):
-            options[OPTION.match(body[i])["key"]] = OPTION.match(body[i])["value"]
-            i += 1
+        i = body.index("---", 1) + 1
+    while i < len(body) and OPTION.match(body[i]):
+        i += 1
     while i < len(body) and not body[i].strip():
         i += 1
-    return options, body[i:]
+    return body[i:]
 
 
 def _quoted(title: str, body: str) -> str:
@@ -194,6 +149,19 @@ class _Renderer:
         self.found = targets(code)
         self.exercises = 0
 
+    def link(self, match: re.Match, where: str) -> str:
+        """A {ref}, {doc} or {numref} as a link to its target's page in this edition."""
+        body = match["body"].strip()
+        explicit = EXPLICIT.match(body)
+        text, name = (explicit["text"], explicit["target"]) if explicit else (None, body)
+        if match["role"] == "doc":
+            name = "chapters/" + name.rsplit("/", 1)[-1].removesuffix(".md").removesuffix(".ipynb")
+        target = self.found.get(name)
+        if target is None:
+            raise ValueError(f"{where}: {{{match['role']}}}`{body}`: no such label in the "
+                             f"{self.code} edition")
+        return f"[{text or target.text}]({_url(self.code, target)})"
+
     def markdown(self, text: str, where: str) -> str:
         """The cell's MyST as plain Markdown."""
         lines = text.split("\n")
@@ -205,7 +173,7 @@ class _Renderer:
             start, end = token.map
             if token.type == "myst_target":
                 replacement = None
-            elif token.type in ("fence", "colon_fence") and token.info.strip().startswith("{"):
+            elif _directive(token):
                 replacement = self.directive(token, where)
             else:
                 continue
@@ -217,41 +185,31 @@ class _Renderer:
             done = end
         out += lines[done:]
         rendered = "\n".join(out).strip("\n") + ("\n" if text.endswith("\n") else "")
-        return ROLE.sub(_role(self.code, self.found, self.chapter, where), rendered)
+        return ROLE.sub(lambda match: self.link(match, where), rendered)
 
     def directive(self, token, where: str) -> str | None:
-        name, _, argument = token.info.strip().partition(" ")
-        name = name.strip("{}")
-        options, body = _options(token.content.rstrip("\n").split("\n"))
-        inner = self.markdown("\n".join(body), where)
-        if name in ADMONITIONS:
-            english = {"seealso": "See also"}.get(name, name.capitalize())
-            return _quoted(argument.strip() or self.words[english], inner)
-        if name == "admonition":
-            return _quoted(argument.strip(), inner)
+        name, argument = _directive(token)
+        inner = self.markdown("\n".join(_options(token.content.rstrip("\n").split("\n"))), where)
+        if name in ADMONITIONS or name == "admonition":
+            return _quoted(argument or self.words[ADMONITIONS.get(name, "Note")], inner)
         if name == "exercise":
             self.exercises += 1
             title = f"{self.words['Exercise']} {self.exercises}"
-            title += f": {argument.strip()}" if argument.strip() else ""
-            return _quoted(title, inner)
+            return _quoted(title + (f": {argument}" if argument else ""), inner)
         if name in ("solution-start", "solution"):
-            head = f"**{self.words['Solution']}**"
-            return head + (f"\n\n{inner}" if inner.strip() else "")
-        if name in ("solution-end",):
+            return f"**{self.words['Solution']}**" + (f"\n\n{inner}" if inner.strip() else "")
+        if name == "solution-end":
             return None
         if name == "dropdown":
-            return f"**{argument.strip()}**\n\n{inner}"
+            return f"**{argument}**\n\n{inner}"
         raise ValueError(f"{where}: directive {{{name}}} has no plain-Markdown form "
                          "(booktools.reader_notebooks)")
 
 
 def convert(code: str, chapter: str):
     """The reader's notebook of one chapter in one edition (an nbformat notebook)."""
-    import nbformat
-
     source = _notebook_path(code, chapter)
-    nb = nbformat.read(source, as_version=4)
-    reader = copy.deepcopy(nb)
+    reader = copy.deepcopy(nbformat.read(source, as_version=4))
     reader.metadata.pop("jupytext", None)  # no paired .md beside it
     renderer = _Renderer(code, chapter)
     cells = []
@@ -276,8 +234,6 @@ def convert(code: str, chapter: str):
 
 def write(out: Path = OUT, codes: list[str] | None = None) -> list[Path]:
     """Write every edition's reader notebooks under out, at their sources' paths."""
-    import nbformat
-
     written = []
     for code in codes or [lang.code for lang in i18n.languages()]:
         for chapter in _chapters(code):

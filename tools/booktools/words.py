@@ -1,14 +1,10 @@
 """Words of prose in the chapters, against the limits in pyproject.toml.
 
-What counts is the prose that booktools.gpu_figures reads
-(``prose_paragraphs``): the text of ``chapters/*.md`` a reader reads,
-headings, lists, tables, admonitions, exercises, solutions and plots' alt
-texts included; not the front matter, code cells and other code blocks, math
-blocks, HTML comments, ``(label)=`` lines, directive options and label
-arguments. A word is a whitespace-separated token with a letter or digit (not
-a bare ``|`` or ``-``).
-
     python -m booktools.words        # a table, and an exit status of 1 over a limit
+
+The prose is booktools.gpu_figures.prose_paragraphs' (headings, lists, tables, admonitions,
+exercises, solutions and alt texts; no code, math, labels or comments); a word is a
+whitespace-separated token with a letter or digit in it.
 """
 from __future__ import annotations
 
@@ -25,13 +21,12 @@ __all__ = ["Limit", "count_words", "limits", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ROOT / "chapters"
-WORD = re.compile(r"\w")
 
 
 def count_words(text: str) -> int:
     """Words of prose in one page's MyST markdown."""
     return sum(1 for paragraph in prose_paragraphs(text) for token in paragraph.text.split()
-               if WORD.search(token))
+               if re.search(r"\w", token))
 
 
 @dataclass(frozen=True)
@@ -45,14 +40,12 @@ class Limit:
                    for c in self.chapters)
 
 
-def limits(pyproject: Path = ROOT / "pyproject.toml",
-           chapters: Path = CHAPTERS) -> list[Limit]:
+def limits(pyproject: Path = ROOT / "pyproject.toml", chapters: Path = CHAPTERS) -> list[Limit]:
     """The limits of [tool.booktools.word-limits]; "*" means every chapter."""
-    table = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    table = table["tool"]["booktools"]["word-limits"]
+    table = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["booktools"]
     every = tuple(sorted(p.stem for p in chapters.glob("*.md")))
     found = []
-    for name, entry in table.items():
+    for name, entry in table["word-limits"].items():
         names = every if entry["chapters"] == "*" else tuple(entry["chapters"])
         missing = [c for c in names if not (chapters / f"{c}.md").is_file()]
         if missing:
@@ -68,10 +61,9 @@ def main(argv=None) -> int:
     status = 0
     for lim in limits():
         n = lim.words()
-        over = n > lim.limit
-        status |= over
+        status |= n > lim.limit
         print(f"{lim.name}: {n} words of at most {lim.limit}"
-              f"{'  OVER' if over else ''} ({', '.join(lim.chapters)})")
+              f"{'  OVER' if n > lim.limit else ''} ({', '.join(lim.chapters)})")
     return status
 
 

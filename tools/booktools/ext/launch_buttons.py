@@ -1,29 +1,9 @@
-"""Open-in-Studio-Lab button and paired-notebook downloads for the book's pages.
+"""The launch and download buttons of the book's pages, beyond what sphinx-book-theme makes.
 
-sphinx-book-theme builds the launch dropdown (the rocket) with a Colab entry
-from ``launch_buttons.colab_url`` and ``repository.url`` / ``repository.branch``
-in ``_config.yml``. It has no SageMaker Studio Lab entry, so this extension
-appends one to that same dropdown while the page is being rendered
-(``html-page-context``, after the theme's own handlers), derived from the same
-repository settings: Studio Lab's import address is
-``https://studiolab.sagemaker.aws/import/github/<owner>/<repo>/blob/<branch>/<path>.ipynb``
-(it opens notebooks only, not markdown). Both open the page's reader notebook
-on the branch ``NOTEBOOK_BRANCH`` (booktools.reader_notebooks: its MyST
-rendered as plain Markdown), at the path of its source notebook.
-
-The book is built from the chapter notebooks, so the theme's download
-dropdown offers the page's source, ``chapters/X.ipynb``: the very file that
-Colab and Studio Lab open. Where that notebook has a jupytext-paired MyST
-markdown twin (``chapters/X.md``, the file people edit), this extension
-offers it beside the notebook and copies it into the site's ``_sources/``.
-
-The theme's "open issue" link opens a form whose title and text are in the
-edition's words (``issue_title``, ``issue_body``), naming the edition's page
-by its path and address, not the English page's path.
-
-The buttons' tooltips are in the page's language (``launch_colab``,
-``launch_studio_lab`` and ``download_md`` in i18n/languages.yml): the theme
-writes "Launch on" and the service's name, an order not every language has.
+A Studio Lab entry in the theme's launch dropdown (the theme has none) beside its Colab one,
+both opening the page's reader notebook on ``NOTEBOOK_BRANCH`` (booktools.reader_notebooks);
+the paired .md offered for download beside the notebook (and copied into _sources/); the
+"open issue" form and the tooltips in the edition's words (i18n/languages.yml).
 """
 from __future__ import annotations
 
@@ -34,62 +14,38 @@ from typing import Any
 from sphinx.application import Sphinx
 
 from booktools import i18n
-from booktools.book import NOTEBOOK_BRANCH
-
-STUDIO_LAB_IMPORT = "https://studiolab.sagemaker.aws/import/github"
+from booktools.book import NOTEBOOK_BRANCH, STUDIO_LAB_IMPORT
 
 
-def repository_parts(theme_options: dict) -> tuple[str, str, str, str] | None:
-    """(owner, repo, branch, path_to_book) from the theme's repository options."""
-    url = theme_options.get("repository_url", "").strip().rstrip("/")
-    if url.endswith(".git"):
-        url = url[: -len(".git")]
-    if "github.com/" not in url:
-        return None
-    owner, repo = url.split("github.com/", 1)[1].split("/")[:2]
-    branch = theme_options.get("repository_branch") or "main"
-    book = theme_options.get("path_to_docs", "").strip("/")
-    return owner, repo, branch, book
-
-
-def studio_lab_url(owner: str, repo: str, branch: str, path: str) -> str:
-    return f"{STUDIO_LAB_IMPORT}/{owner}/{repo}/blob/{branch}/{path}"
-
-
-def _header_group(context: dict[str, Any], label: str) -> dict | None:
+def _group(context: dict[str, Any], label: str) -> dict | None:
     """The theme's header dropdown of that label ("launch-buttons", "download-buttons")."""
-    for button in context.get("header_buttons", []):
-        if button.get("label") == label:
-            return button
-    return None
+    return next((b for b in context.get("header_buttons", []) if b.get("label") == label), None)
 
 
-def _words(app: Sphinx) -> dict:
+def _ui(app: Sphinx) -> dict:
     return i18n.for_sphinx(app.config.language).ui
 
 
 def add_studio_lab_button(app: Sphinx, pagename: str, templatename: str,
                           context: dict[str, Any], doctree) -> None:
-    group = _header_group(context, "launch-buttons")  # present only on notebook pages
-    parts = repository_parts(app.config.html_theme_options)
-    if group is None or parts is None:
+    """Colab's entry and a Studio Lab one open the reader notebook, not the MyST source."""
+    group = _group(context, "launch-buttons")  # present only on notebook pages
+    options = app.config.html_theme_options
+    url = options.get("repository_url", "").strip().rstrip("/").removesuffix(".git")
+    if group is None or "github.com/" not in url:
         return
-    owner, repo, branch, book = parts
+    owner, repo = url.split("github.com/", 1)[1].split("/")[:2]
+    branch = options.get("repository_branch") or "main"
+    book = options.get("path_to_docs", "").strip("/")
     for button in group["buttons"]:
         if button.get("text") == "Colab":
-            button["tooltip"] = _words(app)["launch_colab"]
-            # The reader notebook (plain Markdown), not the MyST source on `branch`.
+            button["tooltip"] = _ui(app)["launch_colab"]
             button["url"] = button["url"].replace(f"/blob/{branch}/", f"/blob/{NOTEBOOK_BRANCH}/", 1)
-    branch = NOTEBOOK_BRANCH
     path = f"{book}/{pagename}.ipynb" if book else f"{pagename}.ipynb"
     group["buttons"].append({
-        "type": "link",
-        "text": "Studio Lab",
-        "tooltip": _words(app)["launch_studio_lab"],
-        "icon": "fas fa-flask",
-        "url": studio_lab_url(owner, repo, branch, path),
-        "label": "launch-studio-lab",
-    })
+        "type": "link", "text": "Studio Lab", "tooltip": _ui(app)["launch_studio_lab"],
+        "icon": "fas fa-flask", "label": "launch-studio-lab",
+        "url": f"{STUDIO_LAB_IMPORT}/{owner}/{repo}/blob/{NOTEBOOK_BRANCH}/{path}"})
 
 
 def _buttons(buttons: list) -> list:
@@ -124,37 +80,31 @@ def localise_issue_button(app: Sphinx, pagename: str, templatename: str,
 def offer_markdown_twin(app: Sphinx, pagename: str, templatename: str,
                         context: dict[str, Any], doctree) -> None:
     """Add the page's paired .md to the download dropdown, after the notebook."""
-    group = _header_group(context, "download-buttons")
+    group = _group(context, "download-buttons")
     if group is None or context.get("page_source_suffix") != ".ipynb" \
             or not (Path(app.srcdir) / f"{pagename}.md").is_file():
         return
     group["buttons"].insert(1, {
-        "type": "link",
-        "url": f"{context['pathto']('_sources', 1)}/{pagename}.md",
-        "text": ".md",
-        "tooltip": _words(app)["download_md"],
-        "icon": "fas fa-file",
-        "label": "download-markdown-button",
-    })
+        "type": "link", "url": f"{context['pathto']('_sources', 1)}/{pagename}.md",
+        "text": ".md", "tooltip": _ui(app)["download_md"], "icon": "fas fa-file",
+        "label": "download-markdown-button"})
 
 
 def copy_markdown_twins(app: Sphinx, exception: Exception | None) -> None:
     """Put each page's paired .md under _sources/, where its download link points."""
     if exception is not None or app.builder.format != "html":
         return
-    sources = Path(app.outdir) / "_sources"
     for docname in sorted(app.env.found_docs):
         paired = Path(app.srcdir) / f"{docname}.md"
         if paired.is_file() and (Path(app.srcdir) / f"{docname}.ipynb").is_file():
-            target = sources / f"{docname}.md"
+            target = Path(app.outdir) / "_sources" / f"{docname}.md"
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(paired, target)
 
 
 def setup(app: Sphinx) -> dict:
     # The theme fills header_buttons at priority 501; run after it.
-    app.connect("html-page-context", add_studio_lab_button, priority=600)
-    app.connect("html-page-context", offer_markdown_twin, priority=600)
-    app.connect("html-page-context", localise_issue_button, priority=600)
+    for handler in (add_studio_lab_button, offer_markdown_twin, localise_issue_button):
+        app.connect("html-page-context", handler, priority=600)
     app.connect("build-finished", copy_markdown_twins)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
