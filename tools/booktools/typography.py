@@ -1,35 +1,15 @@
-"""The editions' typography: line breaks, bold and spacing in Chinese and Japanese prose.
+"""CJK typography of the editions: a paragraph a line, bold that parses, spacing at links.
 
-A browser shows a line break inside a paragraph as a space, which Chinese and
-Japanese text does not have, so zh-CN and ja keep each paragraph, list item,
-table row and figure text (a code cell's ``alt:`` and ``caption:``) on one
-line; ``reflow`` joins the lines of a text to that rule. Where two pieces of
-text meet (a joined line, a link's edge), the rule of both editions applies
-(``wants_space``): nothing between two CJK characters or next to full-width
-punctuation, one space between CJK and Latin text.
-
-Bold: ``bold_faults`` renders each prose paragraph's inline markdown with
-markdown-it as MyST configures it (the book's ``myst_enable_extensions``) and
-finds a ``**`` or ``__`` left literal (a bold that did not parse: an opening
-``**`` between a CJK character and punctuation or code is not left-flanking),
-and a bold ending in full-width punctuation and a space (``**…。** 每``: the
-space shows; ``**…**。每`` needs none).
-
-Links: ``link_faults`` holds each edge of a link, ``{doc}`` and ``{ref}`` to
-the same rule, between the neighbouring character and the first or last
-character the reader sees of it: its text, or for a role without a title the
-title of its target in that edition (``Titles``).
-
-Cross-references: ``reference_faults`` holds each ``{doc}`` and ``{ref}`` that
-shows a chapter's or section's title inside a sentence to the edition's
-``ReferenceRule`` (zh-CN “…”一节, ja 「…」の節, pt-BR a seção …), the title
-resolved as that edition shows it (``Titles``).
-
-Each function returns ``(line, message)`` pairs; ``booktools.i18n check``
-reports them as ``file:line: message``.
+zh-CN and ja keep each paragraph and figure text (``alt:``, ``caption:``) on one line
+(``reflow`` joins them by ``wants_space``). Bold and emphasis are read as MyST parses them;
+``link_faults`` holds a link's or role's edges, its title resolved (``Titles``), to
+``wants_space``; ``reference_faults`` a title shown inside a sentence to ``REFERENCE_RULES``.
+Each returns (line, message) pairs. Not autocorrect-py: its lint looks past link edges and
+role titles and flags the book's 矩阵-向量.
 """
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -59,7 +39,6 @@ REFLOW_HINT = "python -m booktools.i18n reflow"
 
 
 def has_cjk(text: str) -> bool:
-    """Whether ``text`` has a Chinese or Japanese character."""
     return CJK_LETTER.search(text) is not None
 
 
@@ -94,8 +73,7 @@ class Titles:
 
     @classmethod
     def of(cls, folder: Path, exercise: str = "Exercise") -> "Titles":
-        """The titles of the chapters (*.md) in ``folder``; a reference to an exercise
-        shows ``exercise`` and its number (sphinx-exercise's numfig format)."""
+        """The titles of the chapters in ``folder``; an exercise's is "``exercise`` N"."""
         docs, labels, kinds = {}, {}, {}
         for path in sorted(Path(folder).glob("*.md")):
             text = files.read_text(path)  # not UTF-8: ValueError naming file:line
@@ -113,16 +91,10 @@ class Titles:
     def shown(self, role: str, content: str) -> str | None:
         """The text ``{role}`content``` shows (None: not known)."""
         explicit = EXPLICIT_TITLE.match(content)
-        if explicit and explicit.group(1):
-            return explicit.group(1)
-        target = explicit.group(2) if explicit else content
-        if role == "doc":
-            return self.docs.get(posixpath.basename(target.removesuffix(".md")))
-        return self.labels.get(target)
+        return explicit.group(1) if explicit and explicit.group(1) else self.target(role, content)[0]
 
     def target(self, role: str, content: str) -> tuple[str | None, str | None]:
-        """(title, kind) of what ``{role}`content``` points to, whatever text it shows:
-        a chapter, a section or an exercise (None, None: not known)."""
+        """(title, "chapter", "section" or "exercise") of what a role points to (None: unknown)."""
         explicit = EXPLICIT_TITLE.match(content)
         target = explicit.group(2) if explicit else content
         if role == "doc":
@@ -149,7 +121,6 @@ def _labels(lines: list[str], headings: dict, exercise: str) -> dict:
             while j >= 0 and lines[j].startswith(":"):
                 j -= 1
             if j >= 0 and _EXERCISE.match(lines[j]):
-                # N: its number, Latin either way
                 found[option.group(1)] = f"{exercise} N", "exercise"
     return found
 
@@ -213,27 +184,22 @@ def line_breaks(text: str) -> list[tuple[int, str]]:
     return sorted(found)
 
 
-def _first_visible(piece: str, titles: Titles | None) -> str:
-    piece = piece.lstrip().lstrip("*_[")
-    role = ROLE.match(piece)
-    if role:
-        shown = titles.shown(*role.groups()) if titles else None
-        return shown[:1] if shown else ""
-    return "x" if piece[:1] in ("`", "$") else piece[:1]  # code and math read as Latin
-
-
-def _last_visible(piece: str, titles: Titles | None) -> str:
-    piece = re.sub(r"\]\([^()\s]*\)$", "", piece.rstrip().rstrip("*_")).rstrip("*_")
-    role = re.search(ROLE.pattern + "$", piece)
-    if role:
-        shown = titles.shown(*role.groups()) if titles else None
-        return shown[-1:] if shown else ""
-    return "x" if piece[-1:] in ("`", "$") else piece[-1:]
+def _visible_edge(piece: str, titles: Titles | None, last: bool) -> str:
+    """The first (last) character a reader sees of a line: code and math read as Latin."""
+    if last:
+        piece = re.sub(r"\]\([^()\s]*\)$", "", piece.rstrip().rstrip("*_")).rstrip("*_")
+        role = re.search(ROLE.pattern + "$", piece)
+    else:
+        piece = piece.lstrip().lstrip("*_[")
+        role = ROLE.match(piece)
+    shown = ((titles.shown(*role.groups()) if titles else None) or "") if role else piece
+    edge = shown[-1:] if last else shown[:1]
+    return "x" if not role and edge in ("`", "$") else edge
 
 
 def _joined(left: str, right: str, titles: Titles | None) -> str:
     """Two lines of one paragraph as one: a space only where the rule wants or allows one."""
-    space = wants_space(_last_visible(left, titles), _first_visible(right, titles))
+    space = wants_space(_visible_edge(left, titles, True), _visible_edge(right, titles, False))
     return left.rstrip() + ("" if space is False else " ") + right.strip()
 
 
@@ -242,7 +208,6 @@ def _yaml_line(key, lines: list[str], titles: Titles | None) -> str:
     value = key.group(3) or ""
     pieces = [line.strip() for line in lines if line.strip()]
     if re.fullmatch(r"[|>][+-]?\d?", value):
-        import json
         text = pieces[0] if pieces else ""
         for piece in pieces[1:]:
             text = _joined(text, piece, titles)
@@ -277,12 +242,8 @@ def reflow(text: str, titles: Titles | None = None) -> str:
 
 @lru_cache(maxsize=1)
 def _parser():
-    """markdown-it as MyST configures it, its inline tokens marked with their source span.
-
-    Each token an inline rule pushes gets ``meta["span"]`` (start, end) in the
-    text parsed, and ``meta["rule"]``; adjacent text tokens are not joined,
-    so that an unmatched emphasis marker stays a token of its own.
-    """
+    """markdown-it as MyST configures it; each inline token's meta has its rule and source
+    span, and text tokens stay apart (an unmatched emphasis marker is a token of its own)."""
     from markdown_it.renderer import RendererHTML
     from myst_parser.config.main import MdParserConfig
     from myst_parser.parsers.mdit import create_md_parser
@@ -322,8 +283,7 @@ _CJK_BOLD = ("keep full-width punctuation outside the bold (**…**。), and wri
 
 
 def bold_faults(text: str, cjk: bool) -> list[tuple[int, str]]:
-    """(line, message) of each bold that does not parse, and (``cjk``) of each that ends
-    in full-width punctuation before a space."""
+    """(line, message) of each bold left literal, and (cjk) each ending in "。" and a space."""
     found = []
     for paragraph in prose_paragraphs(text):
         source = paragraph.text
@@ -359,9 +319,7 @@ _DOTS_OVER_LATIN = ("emphasis dots would stand over Latin letters or digits: emp
 
 
 def emphasis_faults(text: str, terms: dict[str, str] = {}) -> list[tuple[int, str]]:  # noqa: B006
-    """(line, message) of each CJK emphasis (``*…*``, shown with dots) that holds Latin
-    letters or digits beside CJK text, or that marks a defined term (``terms``: the
-    edition's term -> its English) instead of bolding it."""
+    """(line, message) of each CJK emphasis (dots) over Latin text, or on a term of ``terms``."""
     found = []
     for paragraph in prose_paragraphs(text):
         tokens, inside, start = _tokens(paragraph.text), None, 0
@@ -461,14 +419,8 @@ def link_faults(text: str, titles: Titles) -> list[tuple[int, str]]:
 
 @dataclass(frozen=True)
 class ReferenceRule:
-    """How an edition names, inside a sentence, a chapter or section that it refers to.
-
-    A ``{doc}`` or ``{ref}`` shows its target's title, which the translator
-    does not see while writing: "详见{ref}`hardware-note`。" shows "详见你的硬件。",
-    which reads as "see your hardware". Each edition marks the title as one:
-    between ``opening`` and ``closing``, followed by one of ``after[kind]``,
-    or after one of the words ``before[kind]`` (a kind is "chapter" or "section").
-    """
+    """How an edition marks a title shown inside a sentence ("详见{ref}`x`" reads "see your
+    hardware"): quoted, followed by ``after[kind]`` or after a word of ``before[kind]``."""
     opening: str = ""
     closing: str = ""
     after: dict = field(default_factory=dict)
@@ -494,9 +446,8 @@ _LIST_HEAD = re.compile(r"(?:[-*+]|\d+[.)])?")
 
 
 def _a_title_in_a_sentence(before: str, after: str) -> bool:
-    """Whether a reference between these texts reads as part of a sentence. Not so: a
-    pointer alone in parentheses ("（{ref}`…`）", "(…, {ref}`…`)"), a list item's
-    head ("- {doc}`…`：…"), or what a colon introduces at the end ("预备知识：{doc}`…`。")."""
+    """Whether a reference reads as part of a sentence: not alone in parentheses, not a list
+    item's head ("- {doc}`…`：…"), not what a colon introduces at the end."""
     before, after = before.rstrip(), after.lstrip()
     if after.startswith((")", "）")) and before.endswith(_POINTER_BEFORE):
         return False
@@ -508,13 +459,8 @@ def _a_title_in_a_sentence(before: str, after: str) -> bool:
 
 
 def reference_faults(text: str, titles: Titles, rule: ReferenceRule) -> list[tuple[int, str]]:
-    """(line, message) of each ``{doc}`` or ``{ref}`` that shows a chapter's or section's
-    title inside a sentence without the edition's ``rule`` around it.
-
-    A reference to an exercise shows "练习 N", a noun that reads as one; a
-    reference of the translator's own words (``{ref}`这个队列 <tensors-queue>```,
-    not the title or its beginning) reads as they wrote it.
-    """
+    """(line, message) of each role showing a chapter's or section's title (not an exercise's
+    "练习 N", nor the translator's own words) inside a sentence without ``rule``."""
     found = []
     for paragraph in prose_paragraphs(text):
         source = paragraph.text
