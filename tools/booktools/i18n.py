@@ -40,12 +40,12 @@ from booktools.book import toc_pages
 from booktools.gpu_figures import prose_paragraphs
 from booktools.runs import code_cells, same_program
 
-__all__ = ["Language", "languages", "language", "for_sphinx", "translations",
-           "english_chapters", "source", "notebook", "prose_hash", "recorded_hash",
-           "lags", "stamp", "structure_problems", "glossary_file", "exercise_word",
-           "rule_problems", "reference_faults", "check", "build_notebook", "carry_code",
-           "sync", "reflow",
-           "site_path", "alternates", "edition_pages", "stage", "STAGES", "report", "main"]
+__all__ = ["Language", "languages", "language", "for_sphinx", "translations", "english_chapters",
+           "source", "notebook", "prose_hash", "recorded_hash", "lags", "stamp",
+           "structure_problems", "glossary_file", "exercise_word", "rule_problems",
+           "comment_faults", "check", "build_notebook", "carry_code", "sync", "reflow",
+           "site_path", "alternates", "edition_pages", "relative_url", "edition_toc", "stage",
+           "STAGES", "report", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ROOT / "chapters"
