@@ -68,13 +68,12 @@ _OPTION_LABEL = re.compile(r"^:label:\s*(\S+)\s*$")
 class Titles:
     """What a ``{doc}`` or ``{ref}`` without a title of its own shows in one edition."""
     docs: dict    # chapter -> its H1
-    labels: dict  # label -> the heading under it, or "<exercise> N" for an exercise's
-    kinds: dict = field(default_factory=dict)  # label -> "chapter", "section" or "exercise"
+    labels: dict  # label -> (its heading or "<exercise> N", "chapter", "section" or "exercise")
 
     @classmethod
     def of(cls, folder: Path, exercise: str = "Exercise") -> "Titles":
         """The titles of the chapters in ``folder``; an exercise's is "``exercise`` N"."""
-        docs, labels, kinds = {}, {}, {}
+        docs, labels = {}, {}
         for path in sorted(Path(folder).glob("*.md")):
             text = files.read_text(path)  # not UTF-8: ValueError naming file:line
             headings = {p.starts[0][1]: _HEADING.match(p.text).group(1)
@@ -83,10 +82,8 @@ class Titles:
                   if text.splitlines()[number - 1].startswith("# ")]
             if h1:
                 docs[path.stem] = h1[0]
-            found = _labels(text.splitlines(), headings, exercise)
-            labels.update({label: title for label, (title, _) in found.items()})
-            kinds.update({label: kind for label, (_, kind) in found.items()})
-        return cls(docs, labels, kinds)
+            labels.update(_labels(text.splitlines(), headings, exercise))
+        return cls(docs, labels)
 
     def shown(self, role: str, content: str) -> str | None:
         """The text ``{role}`content``` shows (None: not known)."""
@@ -100,7 +97,7 @@ class Titles:
         if role == "doc":
             title = self.docs.get(posixpath.basename(target.removesuffix(".md")))
             return title, "chapter" if title is not None else None
-        return self.labels.get(target), self.kinds.get(target)
+        return self.labels.get(target, (None, None))
 
 
 def _labels(lines: list[str], headings: dict, exercise: str) -> dict:
@@ -141,8 +138,8 @@ def _figure_texts(lines: list[str]):
                 key = _FIGURE_TEXT.match(lines[j])
                 k = j + 1
                 if key:
-                    while k < len(lines) and lines[k].strip() != "---" and (
-                            not lines[k].strip() or _indent(lines[k]) > len(key.group(1))):
+                    while k < len(lines) and lines[k].strip() != "---" and (not lines[k].strip()
+                            or len(lines[k]) - len(lines[k].lstrip()) > len(key.group(1))):
                         k += 1
                     while k - 1 > j and not lines[k - 1].strip():
                         k -= 1
@@ -150,10 +147,6 @@ def _figure_texts(lines: list[str]):
                 j = k
             i = j
         i += 1
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
 
 
 def _paragraph_runs(text: str) -> list[tuple[int, int]]:
