@@ -56,12 +56,9 @@ def _language(app: Sphinx) -> i18n.Language:
     return i18n.for_sphinx(app.config.language)
 
 
-def add_templates(app: Sphinx, config: Config) -> None:
-    config.templates_path.insert(0, str(TEMPLATES))
-
-
 def put_words_first(app: Sphinx, config: Config) -> None:
-    """The edition's words before the catalogues (before Sphinx reads its figure words)."""
+    """The templates before the theme's, the edition's words before the catalogues."""
+    config.templates_path.insert(0, str(TEMPLATES))
     words = _language(app).interface
     if not words:
         return
@@ -119,7 +116,6 @@ def translate_scripts(app: Sphinx, exception: Exception | None) -> None:
 
 
 def setup(app: Sphinx) -> dict:
-    app.connect("config-inited", add_templates)
     # Before Sphinx's own handler (priority 800) that reads figure numbers' words.
     app.connect("config-inited", put_words_first, priority=400)
     app.connect("html-page-context", translate_footer)
