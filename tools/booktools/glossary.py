@@ -4,7 +4,7 @@
       - en: device-mismatch error        # the English term
         term: 设备不一致错误               # this edition's term
         avoid: [设备不匹配错误, 同设备错误]  # literal substrings its prose must not have
-        allow: []                        # optional: longer strings where a form is fine
+        allow: []                        # optional: longer strings (and the term) where it is fine
         note: optional guidance for translators
 
 An avoided form with ``{number}`` finds any number there followed by the rest as a whole
@@ -49,7 +49,8 @@ def _term(entry, where: str) -> Term:
         value = entry.get(key) or []
         value = [value] if isinstance(value, str) else value
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-            raise ValueError(f"{where}: `{key}` must be a list of non-empty strings, not {value!r}")
+            raise ValueError(f"{where}: `{key}` must be a list of non-empty strings, "
+                             f"not {value!r}")
         entry = {**entry, key: tuple(value)}
     if entry["term"] in entry["avoid"]:
         raise ValueError(f"{where}: avoids its own term {entry['term']!r}")

@@ -742,8 +742,8 @@ def report(chapters: Path = CHAPTERS, i18n: Path = I18N) -> list[str]:
         missing = sorted(set(english_chapters(chapters)) - set(done))
         behind = [c for c in done if lags(lang.code, c, chapters, i18n)]
         lines.append(f"{lang.code}: {len(done)} translated, {len(behind)} behind English"
-                     + (f" ({', '.join(behind)})" if behind else "")
-                     + f", {len(missing)} missing" + (f" ({', '.join(missing)})" if missing else ""))
+                     + (f" ({', '.join(behind)})" if behind else "") + f", {len(missing)} missing"
+                     + (f" ({', '.join(missing)})" if missing else ""))
     return lines
 
 

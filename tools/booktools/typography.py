@@ -88,7 +88,9 @@ class Titles:
     def shown(self, role: str, content: str) -> str | None:
         """The text ``{role}`content``` shows (None: not known)."""
         explicit = EXPLICIT_TITLE.match(content)
-        return explicit.group(1) if explicit and explicit.group(1) else self.target(role, content)[0]
+        if explicit and explicit.group(1):
+            return explicit.group(1)
+        return self.target(role, content)[0]
 
     def target(self, role: str, content: str) -> tuple[str | None, str | None]:
         """(title, "chapter", "section" or "exercise") of what a role points to (None: unknown)."""
