@@ -82,6 +82,7 @@ class Language:
 
 
 FIELDS = ", ".join(f.name for f in dataclasses.fields(Language))
+REQUIRED = [f.name for f in dataclasses.fields(Language) if f.default_factory is dataclasses.MISSING]
 
 
 @lru_cache(maxsize=None)
@@ -99,7 +100,7 @@ def _languages(path: Path) -> tuple[Language, ...]:
             if key.value not in FIELDS:
                 raise ValueError(f"{where}:{key.start_mark.line + 1}: unknown key "
                                  f"{key.value!r}; an edition has {FIELDS}")
-        if missing := [name for name in FIELDS.split(", ")[:5] if name not in entry]:
+        if missing := [name for name in REQUIRED if name not in entry]:
             raise ValueError(f"{at}: the edition lacks {', '.join(missing)}")
     found = tuple(Language(**entry) for entry in entries)
     if not found or found[0].code != "en":
