@@ -58,12 +58,6 @@ def wants_space(left: str, right: str) -> bool | None:
 
 # --- what {doc} and {ref} show ---
 
-_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*$")
-_LABEL = re.compile(r"^\(([\w-]+)\)=\s*$")
-_EXERCISE = re.compile(r"^`{3,}\{exercise\}\s*(.*?)\s*$")
-_OPTION_LABEL = re.compile(r"^:label:\s*(\S+)\s*$")
-
-
 @dataclass(frozen=True)
 class Titles:
     """What a ``{doc}`` or ``{ref}`` without a title of its own shows in one edition."""
@@ -75,14 +69,20 @@ class Titles:
         """The titles of the chapters in ``folder``; an exercise's is "``exercise`` N"."""
         docs, labels = {}, {}
         for path in sorted(Path(folder).glob("*.md")):
-            text = files.read_text(path)  # not UTF-8: ValueError naming file:line
-            headings = {p.starts[0][1]: _HEADING.match(p.text).group(1)
-                        for p in prose_paragraphs(text) if _HEADING.match(p.text)}
-            h1 = [title for number, title in sorted(headings.items())
-                  if text.splitlines()[number - 1].startswith("# ")]
-            if h1:
-                docs[path.stem] = h1[0]
-            labels.update(_labels(text.splitlines(), headings, exercise))
+            tokens, targets = _parser().parse(files.read_text(path)), []
+            for token, following in zip(tokens, tokens[1:] + [None]):
+                if token.type == "myst_target":  # (label)= lines, then the heading they label
+                    targets.append(token.content)
+                    continue
+                if token.type == "heading_open":
+                    kind = "chapter" if token.tag == "h1" else "section"
+                    if kind == "chapter":
+                        docs.setdefault(path.stem, following.content)
+                    labels.update({label: (following.content, kind) for label in targets})
+                elif token.type.endswith("fence") and token.info.startswith("{exercise}"):
+                    labels.update({label: (f"{exercise} N", "exercise") for label
+                                   in re.findall(r"^:label:\s*(\S+)", token.content, re.M)})
+                targets = []
         return cls(docs, labels)
 
     def shown(self, role: str, content: str) -> str | None:
@@ -100,28 +100,6 @@ class Titles:
             title = self.docs.get(posixpath.basename(target.removesuffix(".md")))
             return title, "chapter" if title is not None else None
         return self.labels.get(target, (None, None))
-
-
-def _labels(lines: list[str], headings: dict, exercise: str) -> dict:
-    """label -> (what a reference to it shows, "chapter", "section" or "exercise")."""
-    found = {}
-    for i, line in enumerate(lines):
-        label = _LABEL.match(line)
-        if label:
-            j = i + 1
-            while j < len(lines) and (not lines[j].strip() or _LABEL.match(lines[j])):
-                j += 1
-            if j + 1 in headings:
-                kind = "chapter" if lines[j].startswith("# ") else "section"
-                found[label.group(1)] = headings[j + 1], kind
-        option = _OPTION_LABEL.match(line)
-        if option:
-            j = i - 1
-            while j >= 0 and lines[j].startswith(":"):
-                j -= 1
-            if j >= 0 and _EXERCISE.match(lines[j]):
-                found[option.group(1)] = f"{exercise} N", "exercise"
-    return found
 
 
 # --- one paragraph per line ---
