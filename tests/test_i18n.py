@@ -370,6 +370,9 @@ def test_an_editions_interface_words_come_before_the_catalogue_they_stand_before
      None, r"not YAML \("),
     # A misspelled key: Language.__init__'s TypeError before.
     (lambda text: text.replace("\n  title:", "\n  titel:", 1), "titel", r"unknown key 'titel'"),
+    # A key an edition must have, left out: the edition's line.
+    (lambda text: text.replace("\n  title: GPUs from PyTorch", "", 1), "- code: en",
+     r"the edition lacks title"),
 ])
 def test_a_bad_languages_yml_is_named_with_its_line(tmp_path, monkeypatch, capsys, edit, line,
                                                     said):

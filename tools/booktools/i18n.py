@@ -1,32 +1,17 @@
-"""The book's translated editions: i18n/<code>/chapters/<chapter>.md.
+"""The translated editions, i18n/<code>/chapters/<chapter>.md, made from English (chapters/).
 
-English (chapters/) is the source. A translation is a MyST markdown file with
-the English code cells unchanged and everything a reader reads translated;
-its notebook (.ipynb beside it) is made from it and the English notebook's
-outputs (``sync``), so that only the English notebooks are executed.
-
-Three kinds of finding, kept apart:
-
-- *structure* (the code cells with their names and tags, labels, references,
-  exercises, the hardware note, the front matter): must equal English's;
-  ``structure_problems`` lists what differs, and a test holds it to none. A
-  change of English code is carried over by ``sync`` (``carry_code``), not
-  by a translator.
-- *lag*: a translation records the hash of the English prose it translates
-  (``translation: english_prose:`` in its front matter, written by
-  ``stamp``). When the English prose changes, the page shows a banner and
-  ``report`` counts it; nothing fails.
-- *the edition's rules* (``rule_problems``): its typography (booktools.typography:
-  in zh-CN and ja one paragraph per line, bold outside full-width punctuation,
-  CJK spacing at links and cross-references; in every edition, bold that
-  parses) and its glossary (i18n/<code>/glossary.yml, booktools.glossary):
-  each fault with its file:line and what to do; ``reflow`` mends the line breaks.
+A translation keeps English's structure (code cells, labels, references, exercises, front
+matter: ``structure_problems``) and follows its edition's rules (``rule_problems``:
+booktools.typography, booktools.glossary, booktools.carried); its notebook is made from it
+and the English notebook's outputs (``sync``). It records the hash of the English prose it
+translates (``stamp``): a page whose English changed since shows a banner.
 
     python -m booktools.i18n check            # structure and rule problems; exit 1 if any
     python -m booktools.i18n reflow CODE [CHAPTER ...]  # zh-CN, ja: a paragraph a line
-    python -m booktools.i18n sync [CODE ...]   # write the translated notebooks
+    python -m booktools.i18n sync [CODE ...]   # carry English's code, write the notebooks
     python -m booktools.i18n stamp CODE CHAPTER [CHAPTER ...]
     python -m booktools.i18n report           # translated, lagging and missing pages
+    python -m booktools.i18n codes            # the translated editions' codes
     python -m booktools.i18n stage [CODE ...] # the folders translated sites build from
 """
 from __future__ import annotations
@@ -55,12 +40,12 @@ from booktools.book import toc_pages
 from booktools.gpu_figures import prose_paragraphs
 from booktools.runs import code_cells, same_program
 
-__all__ = ["Language", "languages", "language", "for_sphinx", "translations",
-           "english_chapters", "source", "notebook", "prose_hash", "recorded_hash",
-           "lags", "stamp", "structure_problems", "glossary_file", "exercise_word",
-           "rule_problems", "reference_faults", "check", "build_notebook", "carry_code",
-           "sync", "reflow",
-           "site_path", "alternates", "edition_pages", "stage", "STAGES", "report", "main"]
+__all__ = ["Language", "languages", "language", "for_sphinx", "translations", "english_chapters",
+           "source", "notebook", "prose_hash", "recorded_hash", "lags", "stamp",
+           "structure_problems", "glossary_file", "exercise_word", "rule_problems",
+           "comment_faults", "check", "build_notebook", "carry_code", "sync", "reflow",
+           "site_path", "alternates", "edition_pages", "relative_url", "edition_toc", "stage",
+           "STAGES", "report", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ROOT / "chapters"
@@ -93,47 +78,40 @@ class Language:
 
     @property
     def cjk(self) -> bool:
-        """Chinese or Japanese: no spaces between words, a paragraph a line."""
         return self.code.split("-")[0] in ("zh", "ja")
+
+
+FIELDS = ", ".join(f.name for f in dataclasses.fields(Language))
+REQUIRED = [f.name for f in dataclasses.fields(Language) if f.default_factory is dataclasses.MISSING]
 
 
 @lru_cache(maxsize=None)
 def _languages(path: Path) -> tuple[Language, ...]:
-    text = read_text(path)
+    text, where = read_text(path), files.shown(path)
     try:
         entries, nodes = yaml.safe_load(text), yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as error:
         raise files.yaml_problem(path, error) from None
-    if not isinstance(entries, list):
-        raise ValueError(f"{files.shown(path)}: a list of editions, one `- code: ...` each")
-    found = tuple(_language(path, entry, node) for entry, node in zip(entries, nodes.value))
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ValueError(f"{where}: a list of editions, each `- code: ...` with {FIELDS}")
+    for entry, node in zip(entries, nodes.value):
+        at = f"{where}:{node.start_mark.line + 1}"
+        for key, _ in node.value:
+            if key.value not in FIELDS:
+                raise ValueError(f"{where}:{key.start_mark.line + 1}: unknown key "
+                                 f"{key.value!r}; an edition has {FIELDS}")
+        if missing := [name for name in REQUIRED if name not in entry]:
+            raise ValueError(f"{at}: the edition lacks {', '.join(missing)}")
+    found = tuple(Language(**entry) for entry in entries)
     if not found or found[0].code != "en":
         raise ValueError(f"{path}: the first edition must be English (code: en)")
     codes = [lang.code for lang in found]
     if len(set(codes)) != len(codes):
         raise ValueError(f"{path}: an edition is listed twice: {codes}")
     for lang in found[1:]:
-        missing = set(found[0].ui) - set(lang.ui)
-        if missing:
+        if missing := set(found[0].ui) - set(lang.ui):
             raise ValueError(f"{path}: {lang.code} lacks the ui words {sorted(missing)}")
     return found
-
-
-def _language(path: Path, entry, node) -> Language:
-    """One edition of languages.yml, or ValueError naming its file:line and what is wrong."""
-    where = f"{files.shown(path)}:{node.start_mark.line + 1}"
-    if not isinstance(entry, dict):
-        raise ValueError(f"{where}: an edition is a mapping (code, sphinx, name, title, ui)")
-    known = {f.name: f for f in dataclasses.fields(Language)}
-    for key, value in node.value:
-        if key.value not in known:
-            raise ValueError(f"{files.shown(path)}:{key.start_mark.line + 1}: unknown key "
-                             f"{key.value!r}; an edition has {', '.join(known)}")
-    missing = [name for name, f in known.items() if name not in entry
-               and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
-    if missing:
-        raise ValueError(f"{where}: the edition lacks {', '.join(missing)}")
-    return Language(**entry)
 
 
 def languages(path: Path = LANGUAGES_FILE) -> list[Language]:
@@ -181,8 +159,7 @@ def _front_matter(text: str) -> dict:
 
 
 def prose_hash(markdown: str) -> str:
-    """A short hash of a page's prose (booktools.gpu_figures.prose_paragraphs: alt
-    texts included, code, labels and options not), to tell what a translation is of."""
+    """A short hash of a page's prose (alt texts included; code, labels and options not)."""
     text = "\n".join(paragraph.text for paragraph in prose_paragraphs(markdown))
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
@@ -214,10 +191,7 @@ def _stampable(code: str, chapter: str, chapters: Path, i18n: Path) -> Path:
 
 
 def stamp(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N) -> str:
-    """Record that the translation is of the English prose as it is now; return the hash.
-
-    ValueError, writing nothing, for English, an unknown edition or chapter, or a
-    translation that does not exist yet."""
+    """Record that the translation is of the English prose as it is now; return the hash."""
     path = _stampable(code, chapter, chapters, i18n)
     text = read_text(path)
     match = FRONT.match(text)
@@ -226,20 +200,22 @@ def stamp(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N)
     digest = prose_hash(read_text(chapters / f"{chapter}.md"))
     kept = re.sub(rf"^{RECORD}:\n(?:[ \t]+.*\n)*", "", match.group(1), flags=re.M)
     record = f"{RECORD}:\n  of: chapters/{chapter}.md\n  english_prose: {digest}\n"
-    _write(path, lambda f: f.write(f"---\n{kept}{record}---\n{text[match.end():]}"))
+    _write(path, f"---\n{kept}{record}---\n{text[match.end():]}")
     return digest
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=64)  # the cached notebooks are read-only: callers copy
 def _parsed(text: str):
-    """A chapter's MyST text as a notebook, parsed once per text (read-only: callers copy)."""
     return jupytext.reads(text, fmt=MD)
 
 
 @lru_cache(maxsize=16)
-def _english_notebook(path: Path, mtime_ns: int):
-    """An English notebook, read once while it is unchanged (read-only: callers copy)."""
+def _read_notebook(path: Path, mtime_ns: int):
     return nbformat.read(path, as_version=4)
+
+
+def _english_notebook(path: Path):
+    return _read_notebook(path, path.stat().st_mtime_ns)
 
 
 def _options_key(cell) -> str:
@@ -252,8 +228,7 @@ def _options_key(cell) -> str:
 
 
 def same_cell(english, translated) -> bool:
-    """Whether a translated code cell keeps English's: the same program (its comments
-    may be translated: runs.same_program) and the same options but mystnb's texts."""
+    """Whether a translated cell is English's program (comments aside) with English's options."""
     return (_options_key(english) == _options_key(translated)
             and same_program(english.source, translated.source))
 
@@ -270,7 +245,6 @@ def _parsed_file(path: Path):
 
 
 def _code_problems(english, translated, where: str, code: str, text: str = "") -> list[str]:
-    """How a translation's code cells differ from English's, each with its line in text."""
     a, b = code_cells(english), code_cells(translated)
     if len(a) != len(b):
         return [f"{where}: {len(b)} code cells, English has {len(a)}: place the new or "
@@ -299,7 +273,6 @@ def _markers(text: str) -> dict:
 
 
 def _shown(path: Path, i18n: Path) -> str:
-    """A path as messages show it: from the book's root where it is inside."""
     return str(path.relative_to(i18n.parent) if path.is_relative_to(i18n.parent) else path)
 
 
@@ -355,7 +328,7 @@ def glossary_file(code: str, i18n: Path = I18N) -> Path:
 
 
 def exercise_word(code: str) -> str:
-    """What sphinx-exercise calls an exercise in an edition's language ("练习")."""
+    """What sphinx-exercise calls an exercise in the edition's language ("练习")."""
     import gettext
 
     import sphinx_exercise
@@ -364,9 +337,8 @@ def exercise_word(code: str) -> str:
     return catalog.gettext("Exercise")
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=16)  # read again whenever one of the edition's chapters changed
 def _titles(code: str, folder: Path, stamp: tuple) -> typography.Titles:
-    """An edition's titles, read again whenever one of its chapters changed."""
     return typography.Titles.of(folder, exercise_word(code))
 
 
@@ -376,25 +348,9 @@ def _edition_titles(code: str, i18n: Path) -> typography.Titles:
                    tuple((p.name, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.md"))))
 
 
-def reference_faults(code: str, text: str, i18n: Path = I18N) -> list[tuple[int, str]]:
-    """(line, message) of each cross-reference in ``text`` that shows a chapter's or
-    section's title inside a sentence without its edition's rule around it
-    (booktools.typography.REFERENCE_RULES: zh-CN “…”一节, ja 「…」の節, pt-BR a seção …),
-    the title resolved as that edition shows it."""
-    rule = typography.REFERENCE_RULES.get(code)
-    return typography.reference_faults(text, _edition_titles(code, i18n), rule) if rule else []
-
-
 def rule_problems(code: str, chapter: str, i18n: Path = I18N,
                   chapters: Path = CHAPTERS) -> list[str]:
-    """Where a translation breaks its edition's typography or glossary, as file:line: what to do.
-
-    Every edition: bold that parses, no form its glossary avoids, and each
-    figure of the English prose in its prose (booktools.carried). zh-CN
-    and ja besides: a paragraph a line, no bold ending in full-width
-    punctuation before a space, CJK spacing at links and cross-references
-    (booktools.typography). A bad glossary is a problem of its own, first.
-    """
+    """Where a translation breaks its edition's rules, as file:line: what to do."""
     path = source(code, chapter, i18n)
     if not path.is_file():
         return []  # structure_problems says it is missing
@@ -409,7 +365,8 @@ def rule_problems(code: str, chapter: str, i18n: Path = I18N,
     if lang.cjk:
         found += typography.line_breaks(text)
         found += typography.link_faults(text, _edition_titles(code, i18n))
-    found += reference_faults(code, text, i18n)
+    if rule := typography.REFERENCE_RULES.get(code):
+        found += typography.reference_faults(text, _edition_titles(code, i18n), rule)
     glossary_name = _shown(glossary_file(code, i18n), i18n)
     try:
         terms, bad_glossary = glossary.load(glossary_file(code, i18n), glossary_name), []
@@ -434,9 +391,8 @@ _ENGLISH_WORDS = frozenset("the of and is are to for with when this that it on".
 
 
 def comment_faults(code: str, text: str) -> list[tuple[int, str]]:
-    """(line, message) of each code comment left in English in a translation: in zh-CN
-    and ja one of two Latin words or more and no CJK, in pt-BR one with two of English's
-    common words. A comment inside a string or a magic's line is the program's, not one."""
+    """(line, message) of each code comment left in English: in zh-CN and ja two Latin words
+    and no CJK, in pt-BR two of _ENGLISH_WORDS (a "#" in a string or a magic is no comment)."""
     import io
     import tokenize
 
@@ -468,8 +424,7 @@ _BARE = re.compile(r"（\{(ref|doc)\}`([^`]+)`）")
 
 
 def bare_reference_faults(text: str, chapters: Path = CHAPTERS) -> list[tuple[int, str]]:
-    """(line, message) of each cross-reference alone in full-width parentheses, which reads
-    as a gloss of the words before it; an exercise's (its label, "练习 3") reads as one."""
+    """(line, message) of each reference but an exercise's alone in （）: it reads as a gloss."""
     exercises = {label for md in chapters.glob("*.md")
                  for label in DIRECTIVE_LABEL.findall(read_text(md))}
     return [(text.count("\n", 0, m.start()) + 1,
@@ -484,8 +439,7 @@ D2L_EDITIONS = {"zh-CN": "https://zh.d2l.ai/"}
 
 
 def d2l_link_faults(code: str, text: str) -> list[tuple[int, str]]:
-    """(line, message) of each link to English d2l (d2l.ai) in an edition that has its own,
-    unless its paragraph (a line: zh-CN keeps one a line) links that one too."""
+    """(line, message) of each link to English d2l on a line without the edition's own d2l."""
     own = D2L_EDITIONS.get(code)
     if own is None:
         return []
@@ -496,15 +450,8 @@ def d2l_link_faults(code: str, text: str) -> list[tuple[int, str]]:
 
 def reflow(code: str, names: list[str] | None = None, chapters: Path = CHAPTERS,
            i18n: Path = I18N) -> list[Path]:
-    """Put each paragraph and figure text of a zh-CN or ja translation on one line.
-
-    Joins lines as booktools.typography.reflow does, in the chapters named
-    (every translated one without names) and the edition's hardware-note
-    snippet, and writes their notebooks again; returns the files changed.
-    Refuses, writing nothing, for an edition that wraps its lines freely, or
-    where a translation's code cells are not English's (sync first) or a
-    figure text cannot be joined.
-    """
+    """Put each paragraph and figure text of zh-CN or ja chapters (all without names) and
+    the hardware-note snippet on one line; write their notebooks; return the files changed."""
     if not language(code).cjk:
         raise ValueError(f"{code} wraps its lines freely: reflow is for Chinese and Japanese")
     names = names or [c for c in english_chapters(chapters) if source(code, c, i18n).is_file()]
@@ -516,7 +463,7 @@ def reflow(code: str, names: list[str] | None = None, chapters: Path = CHAPTERS,
     texts, problems = {}, []
     for chapter, path in zip(names, paths):
         english = chapters / f"{chapter}.ipynb"
-        problems += _code_problems(_english_notebook(english, english.stat().st_mtime_ns),
+        problems += _code_problems(_english_notebook(english),
                                    _parsed_file(path), _shown(path, i18n), code, read_text(path))
     snippet = i18n / code / SNIPPET
     for path in paths + ([snippet] if snippet.is_file() else []):
@@ -529,7 +476,7 @@ def reflow(code: str, names: list[str] | None = None, chapters: Path = CHAPTERS,
                          + "\n".join(problems))
     changed = [path for path, text in texts.items() if text != read_text(path)]
     for path in changed:
-        _write(path, lambda f, text=texts[path]: f.write(text))
+        _write(path, texts[path])
     changed += [notebook(code, chapter, i18n) for chapter in names
                 if _write_notebook(code, chapter, chapters, i18n)]
     return changed
@@ -542,12 +489,12 @@ def _notebook_key(nb) -> list:
 
 
 def _write_notebook(code: str, chapter: str, chapters: Path, i18n: Path) -> bool:
-    """Make the translation's notebook again; write it (and say so) only if it changed."""
+    """Make the translation's notebook again; write it (True) only if it changed."""
     target, nb = notebook(code, chapter, i18n), build_notebook(code, chapter, chapters, i18n)
     if target.is_file() and \
             _notebook_key(nbformat.read(target, as_version=4)) == _notebook_key(nb):
         return False
-    _write(target, lambda f: nbformat.write(nb, f))
+    _write(target, nbformat.writes(nb) + "\n")
     return True
 
 
@@ -556,7 +503,7 @@ def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Pat
     path = source(code, chapter, i18n)
     translated = _parsed_file(path)
     english_path = chapters / f"{chapter}.ipynb"
-    english = _english_notebook(english_path, english_path.stat().st_mtime_ns)
+    english = _english_notebook(english_path)
     problems = _code_problems(english, translated, _shown(path, i18n), code, read_text(path))
     if problems:
         raise ValueError("\n".join(problems))
@@ -631,13 +578,8 @@ def _has_texts(cell) -> bool:
 
 
 def carry_code(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N) -> str:
-    """The translation's markdown with English's code cells where they differ.
-
-    A translator edits only a code cell's comments (same_cell): an English
-    cell that changed as a program replaces the translation's cell in place. A cell added or removed in English, or a
-    changed cell whose plot has a translated alt text or caption, needs a
-    translator, and raises ValueError saying which.
-    """
+    """The translation's markdown with each English code cell that changed (same_cell) in
+    place; ValueError for a cell added or removed, or changed with a translated alt or caption."""
     path = source(code, chapter, i18n)
     english_text = read_text(chapters / f"{chapter}.md")
     text = read_text(path)
@@ -662,28 +604,25 @@ def carry_code(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = 
     return text
 
 
-def _write(path: Path, write) -> None:
-    """Write a file whole or not at all (a temporary file, then a rename)."""
+def _write(path: Path, text: str) -> None:
+    """Write a file whole or not at all (a temporary file, then a rename), if it changed."""
+    if path.is_file() and read_text(path) == text:
+        return
     with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=path.suffix,
                                      delete=False, encoding="utf-8") as tmp:
-        write(tmp)
+        tmp.write(text)
     os.replace(tmp.name, path)
 
 
 def sync(codes: list[str] | None = None, chapters: Path = CHAPTERS, i18n: Path = I18N) -> list[Path]:
-    """Carry English's code into the translations and write their notebooks.
-
-    Refuses, writing nothing, if an English notebook has code cells that were
-    never executed (the translations would lose their outputs) or any translation
-    needs a translator first (carry_code); returns the notebooks written (those
-    that changed).
-    """
+    """Carry English's code into the translations and write the notebooks that changed;
+    nothing written if an English notebook is unexecuted or a translation needs a translator."""
     codes = codes or [lang.code for lang in translations()]
     unexecuted = []
     for chapter in english_chapters(chapters):
         english = chapters / f"{chapter}.ipynb"
         if english.is_file():
-            missing = notebooks.unexecuted(_english_notebook(english, english.stat().st_mtime_ns))
+            missing = notebooks.unexecuted(_english_notebook(english))
             if missing:
                 unexecuted.append(f"{_shown(english, i18n)}: code cells "
                                   f"{', '.join(map(str, missing))} have no stored outputs "
@@ -707,8 +646,7 @@ def sync(codes: list[str] | None = None, chapters: Path = CHAPTERS, i18n: Path =
     written = []
     for (code, chapter), text in texts.items():
         path = source(code, chapter, i18n)
-        if text != read_text(path):
-            _write(path, lambda f: f.write(text))
+        _write(path, text)
         if _write_notebook(code, chapter, chapters, i18n):
             written.append(notebook(code, chapter, i18n))
     return written
@@ -757,32 +695,15 @@ def edition_toc(lang: Language, toc: Path = ROOT / "_toc.yml") -> str:
     return yaml.safe_dump(data, allow_unicode=True, sort_keys=False)
 
 
-def _write_if_changed(path: Path, text: str) -> None:
-    """Write text to path, whole (``_write``), unless the file already holds it."""
-    if not path.is_file() or read_text(path) != text:
-        _write(path, lambda f: f.write(text))
-
-
 def stage(code: str, build: Path = STAGES) -> Path:
-    """The folder a translated site builds from: the book's root with its chapters.
-
-    The book's own files (_static, runs, node_modules) are links; _toc.yml is
-    the English one with the part captions in the edition's words, and
-    _config.yml the English one with this edition's title, Sphinx language
-    and notebook folder. Built with ``--path-output`` the folder's parent, the
-    edition's site and everything Sphinx and myst-nb write beside it (its
-    doctrees, ``jupyter_execute/``, ``recorded_runs/``) stay in
-    build/<code>/_build/ (booktools.site puts the editions together).
-    """
+    """The folder a translated site builds from: links to its chapters and the book's files,
+    _toc.yml and _config.yml in its words (built with ``--path-output`` its parent)."""
     lang = language(code)
     if lang.english:
         raise ValueError("English builds from the book's root, not from a stage")
     src = build / code / "src"
     src.mkdir(parents=True, exist_ok=True)
-    out = src.parent / "_build"
-    out.mkdir(exist_ok=True)
-    if (out / "html").is_symlink():  # an older layout linked it into the site
-        (out / "html").unlink()
+    (src.parent / "_build").mkdir(exist_ok=True)
     links = {src / "chapters": I18N / code / "chapters", src / "_static": ROOT / "_static",
              src / "runs": ROOT / "runs", src / "node_modules": ROOT / "node_modules"}
     for link, target in links.items():
@@ -791,10 +712,7 @@ def stage(code: str, build: Path = STAGES) -> Path:
                 continue
             link.unlink()
         link.symlink_to(target, target_is_directory=target.is_dir())
-    toc_file = src / "_toc.yml"
-    if toc_file.is_symlink():  # a stage made before the captions were translated
-        toc_file.unlink()
-    _write_if_changed(toc_file, edition_toc(lang))
+    _write(src / "_toc.yml", edition_toc(lang))
     config = yaml.safe_load(read_text(ROOT / "_config.yml"))
     config["title"] = lang.title
     config.setdefault("repository", {})["path_to_book"] = f"i18n/{code}"
@@ -804,34 +722,30 @@ def stage(code: str, build: Path = STAGES) -> Path:
     sphinx.setdefault("html_theme_options", {})["search_bar_text"] = lang.ui["search"]
     sphinx["nb_code_prompt_show"] = lang.ui["show_code"]
     sphinx["nb_code_prompt_hide"] = lang.ui["hide_code"]
-    _write_if_changed(src / "_config.yml",
+    _write(src / "_config.yml",
                       yaml.safe_dump(config, allow_unicode=True, sort_keys=False))
     return src
 
 
 def check(chapters: Path = CHAPTERS, i18n: Path = I18N) -> list[str]:
-    """The structure and rule problems of every translation (empty: none); a bad
-    glossary once, as ``i18n/<code>/glossary.yml: entry N (term): what is wrong``."""
+    """The structure and rule problems of every translation (a bad glossary once)."""
     return list(dict.fromkeys(  # each chapter's rule_problems repeat a bad glossary
         problem for lang in translations() for chapter in english_chapters(chapters)
         for problem in (structure_problems(lang.code, chapter, chapters, i18n)
                         + rule_problems(lang.code, chapter, i18n, chapters))))
 
 
-def report(chapters: Path = CHAPTERS, i18n: Path = I18N) -> dict:
-    """Per edition: translated, lagging and missing chapters."""
-    found = {}
+def report(chapters: Path = CHAPTERS, i18n: Path = I18N) -> list[str]:
+    """Per edition, a line: its translated, lagging and missing chapters."""
+    lines = []
     for lang in translations():
-        entry = {"translated": [], "lagging": [], "missing": []}
-        for chapter in english_chapters(chapters):
-            if not source(lang.code, chapter, i18n).is_file():
-                entry["missing"].append(chapter)
-                continue
-            entry["translated"].append(chapter)
-            if lags(lang.code, chapter, chapters, i18n):
-                entry["lagging"].append(chapter)
-        found[lang.code] = entry
-    return found
+        done = [c for c in english_chapters(chapters) if source(lang.code, c, i18n).is_file()]
+        missing = sorted(set(english_chapters(chapters)) - set(done))
+        behind = [c for c in done if lags(lang.code, c, chapters, i18n)]
+        lines.append(f"{lang.code}: {len(done)} translated, {len(behind)} behind English"
+                     + (f" ({', '.join(behind)})" if behind else "") + f", {len(missing)} missing"
+                     + (f" ({', '.join(missing)})" if missing else ""))
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -879,15 +793,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"stamp: i18n/{args.code}/chapters/{chapter}.md translates "
                       f"English prose {stamp(args.code, chapter)}")
         elif args.command == "report":
-            lagging = 0
-            for code, entry in report().items():
-                lagging += len(entry["lagging"])
-                behind = f" ({', '.join(entry['lagging'])})" if entry["lagging"] else ""
-                missing = f" ({', '.join(entry['missing'])})" if entry["missing"] else ""
-                print(f"{code}: {len(entry['translated'])} translated, "
-                      f"{len(entry['lagging'])} behind English{behind}, "
-                      f"{len(entry['missing'])} missing{missing}")
-            print(f"pages behind their English text: {lagging}")
+            print("\n".join(report()))
         elif args.command == "codes":
             print("\n".join(lang.code for lang in translations()))
         elif args.command == "stage":

@@ -1,35 +1,15 @@
-"""The editions' typography: line breaks, bold and spacing in Chinese and Japanese prose.
+"""CJK typography of the editions: a paragraph a line, bold that parses, spacing at links.
 
-A browser shows a line break inside a paragraph as a space, which Chinese and
-Japanese text does not have, so zh-CN and ja keep each paragraph, list item,
-table row and figure text (a code cell's ``alt:`` and ``caption:``) on one
-line; ``reflow`` joins the lines of a text to that rule. Where two pieces of
-text meet (a joined line, a link's edge), the rule of both editions applies
-(``wants_space``): nothing between two CJK characters or next to full-width
-punctuation, one space between CJK and Latin text.
-
-Bold: ``bold_faults`` renders each prose paragraph's inline markdown with
-markdown-it as MyST configures it (the book's ``myst_enable_extensions``) and
-finds a ``**`` or ``__`` left literal (a bold that did not parse: an opening
-``**`` between a CJK character and punctuation or code is not left-flanking),
-and a bold ending in full-width punctuation and a space (``**…。** 每``: the
-space shows; ``**…**。每`` needs none).
-
-Links: ``link_faults`` holds each edge of a link, ``{doc}`` and ``{ref}`` to
-the same rule, between the neighbouring character and the first or last
-character the reader sees of it: its text, or for a role without a title the
-title of its target in that edition (``Titles``).
-
-Cross-references: ``reference_faults`` holds each ``{doc}`` and ``{ref}`` that
-shows a chapter's or section's title inside a sentence to the edition's
-``ReferenceRule`` (zh-CN “…”一节, ja 「…」の節, pt-BR a seção …), the title
-resolved as that edition shows it (``Titles``).
-
-Each function returns ``(line, message)`` pairs; ``booktools.i18n check``
-reports them as ``file:line: message``.
+zh-CN and ja keep each paragraph and figure text (``alt:``, ``caption:``) on one line
+(``reflow`` joins them by ``wants_space``). Bold and emphasis are read as MyST parses them;
+``link_faults`` holds a link's or role's edges, its title resolved (``Titles``), to
+``wants_space``; ``reference_faults`` a title shown inside a sentence to ``REFERENCE_RULES``.
+Each returns (line, message) pairs. Not autocorrect-py: its lint looks past link edges and
+role titles and flags the book's 矩阵-向量.
 """
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -59,7 +39,6 @@ REFLOW_HINT = "python -m booktools.i18n reflow"
 
 
 def has_cjk(text: str) -> bool:
-    """Whether ``text`` has a Chinese or Japanese character."""
     return CJK_LETTER.search(text) is not None
 
 
@@ -79,79 +58,48 @@ def wants_space(left: str, right: str) -> bool | None:
 
 # --- what {doc} and {ref} show ---
 
-_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*$")
-_LABEL = re.compile(r"^\(([\w-]+)\)=\s*$")
-_EXERCISE = re.compile(r"^`{3,}\{exercise\}\s*(.*?)\s*$")
-_OPTION_LABEL = re.compile(r"^:label:\s*(\S+)\s*$")
-
-
 @dataclass(frozen=True)
 class Titles:
     """What a ``{doc}`` or ``{ref}`` without a title of its own shows in one edition."""
     docs: dict    # chapter -> its H1
-    labels: dict  # label -> the heading under it, or "<exercise> N" for an exercise's
-    kinds: dict = field(default_factory=dict)  # label -> "chapter", "section" or "exercise"
+    labels: dict  # label -> (its heading or "<exercise> N", "chapter", "section" or "exercise")
 
     @classmethod
     def of(cls, folder: Path, exercise: str = "Exercise") -> "Titles":
-        """The titles of the chapters (*.md) in ``folder``; a reference to an exercise
-        shows ``exercise`` and its number (sphinx-exercise's numfig format)."""
-        docs, labels, kinds = {}, {}, {}
+        """The titles of the chapters in ``folder``; an exercise's is "``exercise`` N"."""
+        docs, labels = {}, {}
         for path in sorted(Path(folder).glob("*.md")):
-            text = files.read_text(path)  # not UTF-8: ValueError naming file:line
-            headings = {p.starts[0][1]: _HEADING.match(p.text).group(1)
-                        for p in prose_paragraphs(text) if _HEADING.match(p.text)}
-            h1 = [title for number, title in sorted(headings.items())
-                  if text.splitlines()[number - 1].startswith("# ")]
-            if h1:
-                docs[path.stem] = h1[0]
-            found = _labels(text.splitlines(), headings, exercise)
-            labels.update({label: title for label, (title, _) in found.items()})
-            kinds.update({label: kind for label, (_, kind) in found.items()})
-        return cls(docs, labels, kinds)
+            tokens, targets = _parser().parse(files.read_text(path)), []
+            for token, following in zip(tokens, tokens[1:] + [None]):
+                if token.type == "myst_target":  # (label)= lines, then the heading they label
+                    targets.append(token.content)
+                    continue
+                if token.type == "heading_open":
+                    kind = "chapter" if token.tag == "h1" else "section"
+                    if kind == "chapter":
+                        docs.setdefault(path.stem, following.content)
+                    labels.update({label: (following.content, kind) for label in targets})
+                elif token.type.endswith("fence") and token.info.startswith("{exercise}"):
+                    labels.update({label: (f"{exercise} N", "exercise") for label
+                                   in re.findall(r"^:label:\s*(\S+)", token.content, re.M)})
+                targets = []
+        return cls(docs, labels)
 
     def shown(self, role: str, content: str) -> str | None:
         """The text ``{role}`content``` shows (None: not known)."""
         explicit = EXPLICIT_TITLE.match(content)
         if explicit and explicit.group(1):
             return explicit.group(1)
-        target = explicit.group(2) if explicit else content
-        if role == "doc":
-            return self.docs.get(posixpath.basename(target.removesuffix(".md")))
-        return self.labels.get(target)
+        return self.target(role, content)[0]
 
     def target(self, role: str, content: str) -> tuple[str | None, str | None]:
-        """(title, kind) of what ``{role}`content``` points to, whatever text it shows:
-        a chapter, a section or an exercise (None, None: not known)."""
+        """(title, "chapter", "section" or "exercise") of what a role points to (None: unknown)."""
         explicit = EXPLICIT_TITLE.match(content)
         target = explicit.group(2) if explicit else content
         if role == "doc":
             title = self.docs.get(posixpath.basename(target.removesuffix(".md")))
             return title, "chapter" if title is not None else None
-        return self.labels.get(target), self.kinds.get(target)
-
-
-def _labels(lines: list[str], headings: dict, exercise: str) -> dict:
-    """label -> (what a reference to it shows, "chapter", "section" or "exercise")."""
-    found = {}
-    for i, line in enumerate(lines):
-        label = _LABEL.match(line)
-        if label:
-            j = i + 1
-            while j < len(lines) and (not lines[j].strip() or _LABEL.match(lines[j])):
-                j += 1
-            if j + 1 in headings:
-                kind = "chapter" if lines[j].startswith("# ") else "section"
-                found[label.group(1)] = headings[j + 1], kind
-        option = _OPTION_LABEL.match(line)
-        if option:
-            j = i - 1
-            while j >= 0 and lines[j].startswith(":"):
-                j -= 1
-            if j >= 0 and _EXERCISE.match(lines[j]):
-                # N: its number, Latin either way
-                found[option.group(1)] = f"{exercise} N", "exercise"
-    return found
+        return self.labels.get(target, (None, None))
 
 
 # --- one paragraph per line ---
@@ -170,8 +118,8 @@ def _figure_texts(lines: list[str]):
                 key = _FIGURE_TEXT.match(lines[j])
                 k = j + 1
                 if key:
-                    while k < len(lines) and lines[k].strip() != "---" and (
-                            not lines[k].strip() or _indent(lines[k]) > len(key.group(1))):
+                    while k < len(lines) and lines[k].strip() != "---" and (not lines[k].strip()
+                            or len(lines[k]) - len(lines[k].lstrip()) > len(key.group(1))):
                         k += 1
                     while k - 1 > j and not lines[k - 1].strip():
                         k -= 1
@@ -179,10 +127,6 @@ def _figure_texts(lines: list[str]):
                 j = k
             i = j
         i += 1
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
 
 
 def _paragraph_runs(text: str) -> list[tuple[int, int]]:
@@ -213,27 +157,22 @@ def line_breaks(text: str) -> list[tuple[int, str]]:
     return sorted(found)
 
 
-def _first_visible(piece: str, titles: Titles | None) -> str:
-    piece = piece.lstrip().lstrip("*_[")
-    role = ROLE.match(piece)
-    if role:
-        shown = titles.shown(*role.groups()) if titles else None
-        return shown[:1] if shown else ""
-    return "x" if piece[:1] in ("`", "$") else piece[:1]  # code and math read as Latin
-
-
-def _last_visible(piece: str, titles: Titles | None) -> str:
-    piece = re.sub(r"\]\([^()\s]*\)$", "", piece.rstrip().rstrip("*_")).rstrip("*_")
-    role = re.search(ROLE.pattern + "$", piece)
-    if role:
-        shown = titles.shown(*role.groups()) if titles else None
-        return shown[-1:] if shown else ""
-    return "x" if piece[-1:] in ("`", "$") else piece[-1:]
+def _visible_edge(piece: str, titles: Titles | None, last: bool) -> str:
+    """The first (last) character a reader sees of a line: code and math read as Latin."""
+    if last:
+        piece = re.sub(r"\]\([^()\s]*\)$", "", piece.rstrip().rstrip("*_")).rstrip("*_")
+        role = re.search(ROLE.pattern + "$", piece)
+    else:
+        piece = piece.lstrip().lstrip("*_[")
+        role = ROLE.match(piece)
+    shown = ((titles.shown(*role.groups()) if titles else None) or "") if role else piece
+    edge = shown[-1:] if last else shown[:1]
+    return "x" if not role and edge in ("`", "$") else edge
 
 
 def _joined(left: str, right: str, titles: Titles | None) -> str:
     """Two lines of one paragraph as one: a space only where the rule wants or allows one."""
-    space = wants_space(_last_visible(left, titles), _first_visible(right, titles))
+    space = wants_space(_visible_edge(left, titles, True), _visible_edge(right, titles, False))
     return left.rstrip() + ("" if space is False else " ") + right.strip()
 
 
@@ -242,7 +181,6 @@ def _yaml_line(key, lines: list[str], titles: Titles | None) -> str:
     value = key.group(3) or ""
     pieces = [line.strip() for line in lines if line.strip()]
     if re.fullmatch(r"[|>][+-]?\d?", value):
-        import json
         text = pieces[0] if pieces else ""
         for piece in pieces[1:]:
             text = _joined(text, piece, titles)
@@ -277,12 +215,8 @@ def reflow(text: str, titles: Titles | None = None) -> str:
 
 @lru_cache(maxsize=1)
 def _parser():
-    """markdown-it as MyST configures it, its inline tokens marked with their source span.
-
-    Each token an inline rule pushes gets ``meta["span"]`` (start, end) in the
-    text parsed, and ``meta["rule"]``; adjacent text tokens are not joined,
-    so that an unmatched emphasis marker stays a token of its own.
-    """
+    """markdown-it as MyST configures it; each inline token's meta has its rule and source
+    span, and text tokens stay apart (an unmatched emphasis marker is a token of its own)."""
     from markdown_it.renderer import RendererHTML
     from myst_parser.config.main import MdParserConfig
     from myst_parser.parsers.mdit import create_md_parser
@@ -322,8 +256,7 @@ _CJK_BOLD = ("keep full-width punctuation outside the bold (**…**。), and wri
 
 
 def bold_faults(text: str, cjk: bool) -> list[tuple[int, str]]:
-    """(line, message) of each bold that does not parse, and (``cjk``) of each that ends
-    in full-width punctuation before a space."""
+    """(line, message) of each bold left literal, and (cjk) each ending in "。" and a space."""
     found = []
     for paragraph in prose_paragraphs(text):
         source = paragraph.text
@@ -359,9 +292,7 @@ _DOTS_OVER_LATIN = ("emphasis dots would stand over Latin letters or digits: emp
 
 
 def emphasis_faults(text: str, terms: dict[str, str] = {}) -> list[tuple[int, str]]:  # noqa: B006
-    """(line, message) of each CJK emphasis (``*…*``, shown with dots) that holds Latin
-    letters or digits beside CJK text, or that marks a defined term (``terms``: the
-    edition's term -> its English) instead of bolding it."""
+    """(line, message) of each CJK emphasis (dots) over Latin text, or on a term of ``terms``."""
     found = []
     for paragraph in prose_paragraphs(text):
         tokens, inside, start = _tokens(paragraph.text), None, 0
@@ -461,14 +392,8 @@ def link_faults(text: str, titles: Titles) -> list[tuple[int, str]]:
 
 @dataclass(frozen=True)
 class ReferenceRule:
-    """How an edition names, inside a sentence, a chapter or section that it refers to.
-
-    A ``{doc}`` or ``{ref}`` shows its target's title, which the translator
-    does not see while writing: "详见{ref}`hardware-note`。" shows "详见你的硬件。",
-    which reads as "see your hardware". Each edition marks the title as one:
-    between ``opening`` and ``closing``, followed by one of ``after[kind]``,
-    or after one of the words ``before[kind]`` (a kind is "chapter" or "section").
-    """
+    """How an edition marks a title shown inside a sentence ("详见{ref}`x`" reads "see your
+    hardware"): quoted, followed by ``after[kind]`` or after a word of ``before[kind]``."""
     opening: str = ""
     closing: str = ""
     after: dict = field(default_factory=dict)
@@ -494,9 +419,8 @@ _LIST_HEAD = re.compile(r"(?:[-*+]|\d+[.)])?")
 
 
 def _a_title_in_a_sentence(before: str, after: str) -> bool:
-    """Whether a reference between these texts reads as part of a sentence. Not so: a
-    pointer alone in parentheses ("（{ref}`…`）", "(…, {ref}`…`)"), a list item's
-    head ("- {doc}`…`：…"), or what a colon introduces at the end ("预备知识：{doc}`…`。")."""
+    """Whether a reference reads as part of a sentence: not alone in parentheses, not a list
+    item's head ("- {doc}`…`：…"), not what a colon introduces at the end."""
     before, after = before.rstrip(), after.lstrip()
     if after.startswith((")", "）")) and before.endswith(_POINTER_BEFORE):
         return False
@@ -508,13 +432,8 @@ def _a_title_in_a_sentence(before: str, after: str) -> bool:
 
 
 def reference_faults(text: str, titles: Titles, rule: ReferenceRule) -> list[tuple[int, str]]:
-    """(line, message) of each ``{doc}`` or ``{ref}`` that shows a chapter's or section's
-    title inside a sentence without the edition's ``rule`` around it.
-
-    A reference to an exercise shows "练习 N", a noun that reads as one; a
-    reference of the translator's own words (``{ref}`这个队列 <tensors-queue>```,
-    not the title or its beginning) reads as they wrote it.
-    """
+    """(line, message) of each role showing a chapter's or section's title (not an exercise's
+    "练习 N", nor the translator's own words) inside a sentence without ``rule``."""
     found = []
     for paragraph in prose_paragraphs(text):
         source = paragraph.text

@@ -1,31 +1,11 @@
 """Every word of a page's interface in the page's language.
 
-Each edition is built with Sphinx's ``language`` (booktools.i18n.stage), so
-Sphinx, pydata-sphinx-theme and sphinx-book-theme use their own catalogues.
-What those lack or get wrong comes from the edition's ``interface`` words in
-i18n/languages.yml: the English message, as the theme or extension writes it,
-and this edition's text for it. They reach the page three ways:
-
-- *gettext.* Once the configuration is read, the edition's words become the
-  first catalogue of Sphinx's messages (the templates' ``_()`` and Sphinx's own:
-  "Link to this heading", the pydata theme's "Skip to main content" and
-  "© Copyright %(copyright)s.", "Fig. %s") and of sphinx-book-theme's (its
-  header buttons: "Launch interactive content", "Open issue"), before the
-  catalogues of Sphinx and the themes, which answer what the edition does not;
-  sphinx-togglebutton's hint ("Click to show") is a setting it reads from its
-  catalogue when set up, so the edition's words set it.
-- *Templates.* The theme templates that write English without gettext
-  (the sidebars' "Main" and "Page", the sidebar buttons' titles) are
-  overridden in ``templates/`` beside this module: the same markup, with
-  ``_()`` around the words.
-- *Scripts.* sphinx-copybutton's tooltips and sphinx-togglebutton's button
-  label are written by their scripts, in English where the script has no
-  table for the language: when the build ends, the edition's words are written
-  into its own copies of the two scripts.
-
-And the footer: ``extra_footer`` in _config.yml is English; a translated page
-shows the edition's ``footer`` words (languages.yml ``ui``) around the same
-three links, which stay where ``python -m booktools.repo set`` points them.
+Sphinx and the themes translate with their own catalogues (booktools.i18n.stage sets
+``language``); what they lack comes from the edition's ``interface`` words in
+i18n/languages.yml: put before those catalogues (gettext), in the templates overridden in
+``templates/`` (theme markup that writes English without ``_()``), and in the site's copies
+of sphinx-copybutton's and sphinx-togglebutton's scripts. A translated page's footer is
+the edition's ``ui.footer`` around _config.yml's three links.
 """
 from __future__ import annotations
 
@@ -56,8 +36,7 @@ LINK = re.compile(r"<a\b[^>]*>.*?</a>", re.S)
 
 
 class Words(gettext.NullTranslations):
-    """A catalogue of an edition's words (English message -> text) that passes any other
-    message on to the catalogue it stands before."""
+    """An edition's words (English message -> text) before another catalogue."""
 
     def __init__(self, words: dict, fallback: gettext.NullTranslations | None):
         super().__init__()
@@ -77,14 +56,9 @@ def _language(app: Sphinx) -> i18n.Language:
     return i18n.for_sphinx(app.config.language)
 
 
-def add_templates(app: Sphinx, config: Config) -> None:
-    """The overrides go first: Sphinx looks in templates_path before the theme."""
-    config.templates_path.insert(0, str(TEMPLATES))
-
-
 def put_words_first(app: Sphinx, config: Config) -> None:
-    """Before Sphinx reads its numbering words (figure numbers) from its catalogue and
-    before the builder gives its templates ``app.translator``."""
+    """The templates before the theme's, the edition's words before the catalogues."""
+    config.templates_path.insert(0, str(TEMPLATES))
     words = _language(app).interface
     if not words:
         return
@@ -92,8 +66,7 @@ def put_words_first(app: Sphinx, config: Config) -> None:
         key = ("general", catalogue)
         locale.translators[key] = Words(words, locale.translators.get(key))
     app.translator = locale.translators["general", "sphinx"]
-    # sphinx-togglebutton reads its hint from its catalogue when it is set up (none
-    # for zh_CN): the edition's words, where it has them.
+    # sphinx-togglebutton read its hint from its catalogue when it was set up.
     for name, message in (("togglebutton_hint", "Click to show"),
                           ("togglebutton_hint_hide", "Click to hide")):
         if message in words and name in config:
@@ -101,8 +74,7 @@ def put_words_first(app: Sphinx, config: Config) -> None:
 
 
 def footer(template: str, english: str) -> str:
-    """The edition's footer: its words (``{text}``, ``{code}``, ``{cite}``: where the
-    links go) around the three links of the English footer, in their order."""
+    """The edition's footer: its words around the English footer's three links."""
     links = LINK.findall(english)
     if len(links) != 3:
         raise ExtensionError(f"interface: the footer in _config.yml has {len(links)} links; "
@@ -128,8 +100,7 @@ def _patch(path: Path, old: str, new: str) -> None:
 
 
 def translate_scripts(app: Sphinx, exception: Exception | None) -> None:
-    """The edition's words in its copies of sphinx-copybutton's and sphinx-togglebutton's
-    scripts: a table for the page's language, and the toggle button's label."""
+    """The edition's words in its copies of sphinx-copybutton's and sphinx-togglebutton's."""
     if exception is not None or app.builder.format != "html":
         return
     lang, static = _language(app), Path(app.outdir) / "_static"
@@ -145,7 +116,6 @@ def translate_scripts(app: Sphinx, exception: Exception | None) -> None:
 
 
 def setup(app: Sphinx) -> dict:
-    app.connect("config-inited", add_templates)
     # Before Sphinx's own handler (priority 800) that reads figure numbers' words.
     app.connect("config-inited", put_words_first, priority=400)
     app.connect("html-page-context", translate_footer)

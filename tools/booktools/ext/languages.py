@@ -1,27 +1,9 @@
-"""The book's editions on every page: its language, the others, and a translation's lag.
-
-Each edition is a site of its own (booktools.i18n), built with Sphinx's
-``language`` set, so that the theme's words and the search are that
-language's. This extension adds, on every chapter page:
-
-- ``<html lang>`` as BCP 47 writes it (``zh-CN``; Sphinx would write
-  ``zh_CN``), so that browsers pick the right CJK fonts;
-- ``<link rel="alternate" hreflang>`` to the same page in every edition that
-  has it, and ``x-default`` to English, each an absolute URL under the
-  site's address (``html.baseurl`` in _config.yml), as search engines need;
-  an edition's own ``html_baseurl`` becomes that address plus ``<code>/``, so
-  that each page's ``<link rel="canonical">`` names the page itself;
-- a switcher above the text, linking those pages;
-- on a translated page whose English prose changed since it was translated,
-  a short banner in its language linking the English page;
-- a solution's title in the page's language (sphinx-exercise translates
-  "Solution to", not the bare "Solution" of ``solution_follow_exercise``);
-- on a translated page, the class ``latin`` on each emphasis without a
-  Chinese or Japanese character (an English title, a menu path), which
-  _static/book.css keeps italic where CJK emphasis is upright with dots;
-- in Chinese and Japanese, an exercise's heading with full-width parentheses
-  and no space: 练习 1（批量该多大？）, where sphinx-exercise writes
-  ``Exercise 1 (title)`` in every language and Sphinx's number ends in a space.
+"""The book's editions on every page: ``<html lang>`` as BCP 47 writes it, ``hreflang``
+links (absolute, under ``html.baseurl``; an edition's own ``html_baseurl`` ends in
+``<code>/``), a switcher, a banner on a translation whose English changed since, a
+solution's title in the page's language, the class ``latin`` on a translated page's
+emphasis without CJK (book.css keeps it italic), and in CJK an exercise's heading as
+练习 1（title）.
 """
 from __future__ import annotations
 

@@ -1,23 +1,11 @@
-"""The search page in the edition's language: its queries split as its index is, its messages,
-and snippets that start at the text.
+"""The search page in the edition's language: its queries split as its index is, its
+messages, and snippets that start at the text.
 
-Sphinx indexes a Chinese page with jieba and a Japanese one with its
-TinySegmenter, but splits a query only at spaces and punctuation, so that
-核函数 or 非同期 is one term no index holds (sphinx-doc/sphinx#13395), nor
-``pin_memory``, which the CJK indexes hold as ``pin`` and ``memory``. jieba
-does not run in the browser, and TinySegmenter splits a query of two words
-without the sentence around it otherwise than it split the text; so a CJK
-edition's search splits each term the index does not hold into the longest
-terms that it does (``SPLITTER``, defined before searchtools.js looks for a
-``splitQuery``): the query finds exactly the words the pages were indexed by.
-
-The messages searchtools.js writes, in English where its catalogue has none
-and with "categories" this site does not have, are the edition's ``interface``
-words (i18n/languages.yml) put in its copy of the script, as
-booktools.ext.interface does for the copy button's; and a result's snippet
-leaves out what is not the page's text: the language switcher, the PDF link,
-a translation's banner, the print header (the page's contents, shown on
-paper only) and the hidden cells' "Show code" switches.
+Sphinx indexes Chinese with jieba and Japanese with TinySegmenter but splits a query only
+at spaces (sphinx-doc/sphinx#13395), so a CJK edition splits each term the index does not
+hold into the longest terms it does (``SPLITTER``). Not sphinx-tsegsearch: it splits
+Japanese queries only, and as TinySegmenter splits a query, not as it split the text.
+A snippet leaves out what is not the page's text (``SKIPPED_TOO``).
 """
 from __future__ import annotations
 
