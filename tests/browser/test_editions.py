@@ -195,7 +195,7 @@ INTERFACE = r"""async () => {
 }"""
 # Words that stay as they are in every edition: names, units (a recorded file's
 # size, "43.4 KiB"), and the interface's English words an edition's translators
-# chose to keep (pt-BR: "Abrir uma issue"). The English terms an edition keeps in
+# may keep ("Link"; "issue", which pt-BR's prose says). The English terms an edition keeps in
 # its chapters are its glossary's business (kept_terms).
 KEPT = {"PyTorch", "Colab", "GitHub", "SageMaker", "Studio", "Lab", "MyST", "Markdown",
         "PDF", "pdf", "ipynb", "md", "CPU", "GPU", "GPUs", "NVIDIA", "CC", "BY-SA", "MIT",
