@@ -142,6 +142,7 @@ def test_a_number_and_its_unit_share_a_line(page_texts, code):
 
 def test_the_japanese_text_is_embedded_as_outlines_not_type3(readers):
     # Chromium embeds a TrueType font (BIZ UDPGothic) as Type 0; a CFF one as Type 3.
+    # Not zh-CN: its bold is Type 3, as Debian packages no bold TrueType Chinese font.
     import shutil
     import subprocess
     if not shutil.which("fc-list") or not any(
