@@ -247,7 +247,7 @@ def test_without_chromium_no_pdf_is_printed_or_linked(tmp_path, monkeypatch, cap
     book_pdf.add_link(app, "chapters/intro", "page.html", context, doctree=object())
     assert context["body"] == "<p>text</p>"
     with pytest.raises(RuntimeError, match=f"install Debian's package {chromium.PACKAGE}"):
-        pdf.build(["en"], site=tmp_path)
+        pdf.build(site=tmp_path)
 
 
 def test_without_chromium_ci_fails_instead_of_publishing_no_pdf(tmp_path, monkeypatch, capsys):

@@ -13,8 +13,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-__all__ = ["VARIABLE", "PACKAGE", "executable", "available", "version", "refusing_proxy",
-           "launch_options"]
+__all__ = ["VARIABLE", "PACKAGE", "executable", "version", "launch_options"]
 
 VARIABLE = "BOOK_CHROMIUM"
 PACKAGE = "chromium"  # Debian's package of /usr/bin/chromium
@@ -28,16 +27,12 @@ def executable() -> Path:
     return Path(os.environ.get(VARIABLE) or "/usr/bin/chromium")
 
 
-def available() -> Path | None:
-    """That Chromium if it is an executable file, else None."""
-    path = executable()
-    return path if path.is_file() and os.access(path, os.X_OK) else None
-
-
 def version() -> str | None:
     """What that Chromium says of its version ("Chromium 156.0.8078.73"), or None."""
-    path = available()
-    return None if path is None else _version(str(path), path.stat().st_mtime_ns)
+    path = executable()
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        return None
+    return _version(str(path), path.stat().st_mtime_ns)
 
 
 @functools.lru_cache(maxsize=None)  # asked once per process
@@ -52,15 +47,12 @@ def _version(path: str, mtime_ns: int) -> str | None:
 
 
 @contextlib.contextmanager
-def refusing_proxy():
-    """A Playwright proxy that refuses every host but 127.0.0.1: a port bound, never listening."""
+def launch_options():
+    """Playwright's chromium.launch arguments: headless, and offline: every host but 127.0.0.1
+    goes to a proxy port that is bound and never listens, so Chromium refuses it at once."""
     with socket.socket() as refusing:
         refusing.bind(("127.0.0.1", 0))
         # <-loopback>: localhost and ::1 go to the proxy too; only 127.0.0.1 does not.
-        yield {"server": f"http://127.0.0.1:{refusing.getsockname()[1]}",
-               "bypass": "<-loopback>,127.0.0.1"}
-
-
-def launch_options(proxy: dict) -> dict:
-    """Playwright's chromium.launch arguments for a headless, offline Chromium."""
-    return {"executable_path": str(executable()), "args": ARGS, "headless": True, "proxy": proxy}
+        yield {"executable_path": str(executable()), "args": ARGS, "headless": True,
+               "proxy": {"server": f"http://127.0.0.1:{refusing.getsockname()[1]}",
+                         "bypass": "<-loopback>,127.0.0.1"}}

@@ -1,16 +1,12 @@
-"""Each edition's PDF, printed by Chromium (Playwright) from the built site.
+"""Each edition's PDF, printed by Chromium (Playwright) from the built site, every build.
 
     python -m booktools.pdf    # after the HTML build; the site build runs it (``publish``)
 
-COMPOSE joins an edition's chapter pages in one browser page under a cover (ids
-prefixed with the chapter's name, links between chapters made internal, a no-break
-space between a number and its UNITS); the site's print CSS shows every hidden cell
-and recorded tab. ``finish`` (pypdf) adds the outline, the edition's metadata, and
-ideographs where Chromium's text layer says radicals. Sphinx's singlehtml does not
-fit (issue 45): it keeps ids that repeat across chapters (summary, exercises), points
-cross-chapter references at the wrong file, and cannot write myst-nb's hidden cells.
-Every build prints every edition (in parallel; no hash of what changed). Chinese bold prints as Type 3: Debian packages no bold
-TrueType Chinese font (book.css prints CJK text in TrueType fonts, .ci/packages).
+COMPOSE joins an edition's chapter pages in one browser page under a cover, as the site's
+print CSS shows them; ``finish`` (pypdf) adds the outline, the edition's metadata and
+ideographs for radicals. Sphinx's singlehtml would not save this (issue 45): its ids repeat
+across chapters and its cross-chapter references point at the wrong file. Chinese bold is
+Type 3: Debian packages no bold TrueType Chinese font (book.css, .ci/packages).
 """
 from __future__ import annotations
 
@@ -296,9 +292,9 @@ async def _build(codes: list[str], site: Path) -> list[Path]:
     from playwright.async_api import async_playwright
 
     targets = [site / site_path(code) for code in codes]
-    with serve(site) as base, chromium.refusing_proxy() as proxy:
+    with serve(site) as base, chromium.launch_options() as options:
         async with async_playwright() as playwright:
-            browser = await playwright.chromium.launch(**chromium.launch_options(proxy))
+            browser = await playwright.chromium.launch(**options)
             try:  # every edition at once, each in a tab of its own
                 await asyncio.gather(*(_print(browser, base, code, site, target)
                                        for code, target in zip(codes, targets)))
@@ -329,11 +325,11 @@ def failure(error: BaseException) -> str:
             f"{chromium.VARIABLE}=/nonexistent bash scripts/build-site.sh")
 
 
-def build(codes: list[str] | None = None, site: Path = SITE) -> list[Path]:
+def build(site: Path = SITE) -> list[Path]:
     """Print each edition's PDF into the built site."""
     if chromium.version() is None:
         raise RuntimeError(_no_chromium())
-    codes = codes or [lang.code for lang in i18n.languages()]
+    codes = [lang.code for lang in i18n.languages()]
     missing = [i18n.site_path(code, page) for code in codes for page in i18n.edition_pages(code)
                if not (site / i18n.site_path(code, page)).is_file()]
     if missing:
