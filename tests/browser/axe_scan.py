@@ -84,7 +84,7 @@ def pages(codes: list[str], full: bool = False) -> list[tuple[str, str]]:
 
 def scan(site_url: str, chosen: list[tuple[str, str]]) -> tuple[dict, dict]:
     """axe's violations on each page, by (edition, page), and each edition's dark pass."""
-    if chromium.available() is None:
+    if chromium.version() is None:
         pytest.skip(f"no Chromium at {chromium.executable()}")
     assert AXE.is_file(), "axe-core missing: bash scripts/fetch_mathjax.sh installs it"
     light, dark = {}, {}

@@ -25,8 +25,8 @@ CASES = [(code, word) for code, words in WORDS.items() for word in words] + \
 def browser():
     if chromium.version() is None:
         pytest.skip(f"no Chromium at {chromium.executable()}")
-    with sync_api.sync_playwright() as playwright, chromium.refusing_proxy() as proxy:
-        launched = playwright.chromium.launch(**chromium.launch_options(proxy))
+    with sync_api.sync_playwright() as playwright, chromium.launch_options() as options:
+        launched = playwright.chromium.launch(**options)
         yield launched
         launched.close()
 

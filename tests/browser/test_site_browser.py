@@ -139,8 +139,8 @@ def offline_chromium(playwright):
     (Playwright's page.route did that for each request, and turned the HTTP
     cache off).
     """
-    with chromium.refusing_proxy() as proxy:
-        browser = playwright.chromium.launch(**chromium.launch_options(proxy))
+    with chromium.launch_options() as options:
+        browser = playwright.chromium.launch(**options)
         try:
             yield browser
         finally:

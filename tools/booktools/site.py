@@ -29,11 +29,11 @@ and does nothing. In order:
    changed (``work_key``: the book's extensions, ``_static/``, and Chromium,
    which decides whether pages link a PDF).
 3. The editions are put together in DIR/.html.new, Chromium prints each
-   edition's PDF there (booktools.pdf; one whose pages did not change is
-   kept), and DIR/.html.new replaces DIR/html. If printing fails, the pages
-   are published without their PDF links, and the build fails, saying which
-   Chromium failed and how to build without PDFs. Without Chromium no PDF is
-   printed and no page links one (the build fails where $CI is set).
+   edition's PDF there (booktools.pdf), and DIR/.html.new replaces DIR/html.
+   If printing fails, the pages are published without their PDF links, and
+   the build fails, saying which Chromium failed and how to build without
+   PDFs. Without Chromium no PDF is printed and no page links one (the build
+   fails where $CI is set).
 
 Every process this build starts ends with it: the builds get SIGTERM when
 this process ends (also when it is killed), and are ended when it is
@@ -373,17 +373,12 @@ def _html(work: Path, code: str) -> Path:
     return work / code / "_build" / "html"
 
 
-def _assemble(work: Path, site: Path, target: Path) -> None:
-    """Put the editions' pages together in target, with the PDFs already printed in site."""
+def _assemble(work: Path, target: Path) -> None:
+    """Put the editions' pages together in target."""
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(_html(work, "en"), target)
     for lang in i18n.translations():
         shutil.copytree(_html(work, lang.code), target / lang.code)
-    for lang in i18n.languages():  # booktools.pdf prints again only what changed
-        printed = site / pdf.site_path(lang.code)
-        for path in (printed, printed.with_name(printed.name + ".sha256")):
-            if path.is_file():
-                shutil.copy2(path, target / path.relative_to(site))
 
 
 def _replace(new: Path, site: Path) -> None:
@@ -404,36 +399,6 @@ def _strip_pdf_links(site: Path) -> None:
         stripped = book_pdf.strip_links(text)
         if stripped != text:
             page.write_text(stripped, encoding="utf-8")
-
-
-def _print_pdfs(new: Path) -> bool:
-    """Print the PDFs into new (or say why none); False when the build must fail."""
-    if chromium.version() is None:
-        for lang in i18n.languages():  # carried from a build that had Chromium: no page links them
-            printed = new / pdf.site_path(lang.code)
-            printed.unlink(missing_ok=True)
-            printed.with_name(printed.name + ".sha256").unlink(missing_ok=True)
-        ci = bool(os.environ.get("CI"))  # CI builds what is published: never without its PDFs
-        print(f"pdf: {'FAILED' if ci else 'NO PDF PRINTED'}: no Chromium at "
-              f"{chromium.executable()} (or it says no version; install Debian's package "
-              f"{chromium.PACKAGE}, or name one in ${chromium.VARIABLE}); the site's pages link "
-              "no PDF", file=sys.stderr)
-        return not ci
-    began = time.monotonic()
-    try:
-        printed = pdf.build(site=new)
-    except Exception as error:  # noqa: BLE001 - said in one line, the build fails
-        _strip_pdf_links(new)
-        print(f"pdf: FAILED: {pdf.failure(error)}. The HTML site is published without PDF "
-              f"links; the build is not marked up to date.", file=sys.stderr)
-        return False
-    for p in printed:
-        what = f"printed in {p.seconds:.1f} s" if p.seconds else "up to date"
-        fonts = f"; fonts: {', '.join(p.fonts)}" if p.fonts else ""
-        print(f"pdf: {p.path.relative_to(new)} ({p.path.stat().st_size / 1e6:.1f} MB) "
-              f"{what}{fonts}")
-    print(f"pdf: {len(printed)} editions in {time.monotonic() - began:.1f} s")
-    return True
 
 
 def build(folder: Path = BUILD) -> int:
@@ -467,8 +432,10 @@ def build(folder: Path = BUILD) -> int:
         return 1
     unfinished.unlink()
     new = folder / ".html.new"
-    _assemble(work, site, new)
-    printed = _print_pdfs(new)
+    _assemble(work, new)
+    printed = pdf.publish(new)
+    if not printed:  # the pages link no PDF that failed to print
+        _strip_pdf_links(new)
     _replace(new, site)
     if not printed:
         return 1

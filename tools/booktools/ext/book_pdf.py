@@ -1,10 +1,4 @@
-"""A link to the edition's PDF (booktools.pdf) above the text of every page.
-
-The PDF is printed after the HTML, by Chromium. Where there is no Chromium
-(booktools.chromium.version: none that says its version) the build prints no
-PDF, so no page links one; where printing fails, the build publishes the
-pages with their links taken out again (``strip_links``).
-"""
+"""A link to the edition's PDF (booktools.pdf) above every page's text, where Chromium is."""
 from __future__ import annotations
 
 import html
@@ -16,7 +10,9 @@ from booktools import chromium, i18n, pdf
 
 __all__ = ["LINK_CLASS", "link", "strip_links", "setup"]
 
-LINK_CLASS = "book-pdf-link"  # book.css styles it and hides it on paper
+LINK_CLASS = "book-pdf-link"  # book.css hides it on paper
+_LINK = re.compile(rf'<p class="{LINK_CLASS}"><a href="[^"]*" type="application/pdf" '
+                   rf'download title="[^"]*">[^<]*</a></p>\n')
 
 
 def link(code: str, pagename: str) -> str:
@@ -28,19 +24,15 @@ def link(code: str, pagename: str) -> str:
             f'{html.escape(lang.ui["pdf"])}</a></p>\n')
 
 
-_LINK = re.compile(rf'<p class="{LINK_CLASS}"><a href="[^"]*" type="application/pdf" '
-                   rf'download title="[^"]*">[^<]*</a></p>\n')
-
-
 def strip_links(page: str) -> str:
-    """A built page without the link that ``link`` put above its text."""
+    """A built page without its link (printing failed: booktools.site publishes it so)."""
     return _LINK.sub("", page)
 
 
 def add_link(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
-    if "body" not in context or doctree is None or chromium.version() is None:
-        return
-    context["body"] = link(i18n.for_sphinx(app.config.language).code, pagename) + context["body"]
+    if "body" in context and doctree is not None and chromium.version() is not None:
+        code = i18n.for_sphinx(app.config.language).code
+        context["body"] = link(code, pagename) + context["body"]
 
 
 def setup(app: Sphinx) -> dict:
