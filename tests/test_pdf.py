@@ -140,16 +140,19 @@ def test_a_number_and_its_unit_share_a_line(page_texts, code):
     assert re.findall(rf"\d\n{units}", text) == []
 
 
-def test_the_japanese_text_is_embedded_as_outlines_not_type3(readers):
-    # Chromium embeds a TrueType font (BIZ UDPGothic) as Type 0; a CFF one as Type 3.
-    # Not zh-CN: its bold is Type 3, as Debian packages no bold TrueType Chinese font.
+@pytest.mark.parametrize("code, families", [
+    ("ja", ("BIZ UDGothic",)),
+    ("zh-CN", ("AR PL UMing CN", "WenQuanYi Micro Hei"))])
+def test_cjk_text_is_embedded_as_outlines_not_type3(readers, code, families):
+    # Chromium embeds a TrueType font as Type 0; a CFF one (Noto Sans CJK), or a
+    # bold it synthesises, as Type 3. zh-CN sets bold in a Hei face (book.css).
     import shutil
     import subprocess
-    if not shutil.which("fc-list") or not any(
-            subprocess.run(["fc-list", "-q", family]).returncode == 0
-            for family in ("BIZ UDPGothic", "IPAexGothic")):
-        pytest.skip("no TrueType Japanese font (.ci/packages installs fonts-morisawa-bizud-gothic)")
-    reader = readers["ja"]
+    missing = [f for f in families if not shutil.which("fc-list")
+               or subprocess.run(["fc-list", "-q", f]).returncode != 0]
+    if missing:
+        pytest.skip(f"no {', '.join(missing)} (.ci/packages installs the TrueType CJK fonts)")
+    reader = readers[code]
     type3 = set()
     for page in reader.pages:
         for font in (page["/Resources"].get("/Font") or {}).values():

@@ -5,8 +5,8 @@
 COMPOSE joins an edition's chapter pages in one browser page under a cover, as the site's
 print CSS shows them; ``finish`` (pypdf) adds the outline, the edition's metadata and
 ideographs for radicals. Sphinx's singlehtml would not save this (issue 45): its ids repeat
-across chapters and its cross-chapter references point at the wrong file. Chinese bold is
-Type 3: Debian packages no bold TrueType Chinese font (book.css, .ci/packages).
+across chapters and its cross-chapter references point at the wrong file. The CJK editions
+print in TrueType fonts, which Chromium embeds as outlines (book.css, .ci/packages).
 """
 from __future__ import annotations
 
