@@ -279,6 +279,30 @@ def test_ipython_syntax_is_compared_as_ipython_runs_it(edited, same):
     assert runs.same_program("# one line per GPU\n!nvidia-smi -L", edited) is same
 
 
+GPUS = 'def gpus():\n    """All GPUs, or [CPU] if there is none."""\n    return [CPU]\n'
+
+
+@pytest.mark.parametrize("original, edited, same", [
+    # Editions translate docstrings: a function's, a class's and its method's, a cell's.
+    (GPUS, 'def gpus():\n    """所有 GPU；没有 GPU 时为 [CPU]。"""\n    return [CPU]\n', True),
+    ('class A:\n    """A class."""\n\n    async def f(self):\n        """A method."""\n',
+     'class A:\n    """Uma classe."""\n\n    async def f(self):\n        """Um método."""\n', True),
+    ('"""The cell."""\nx = 1', '"""セル。"""\nx = 1', True),
+    # Every other string is the program: assigned, printed, second in a body, an
+    # f-string, a cell's lone string (IPython shows it), a docstring inside a child
+    # program written from a string.
+    ('doc = "All GPUs"', 'doc = "所有 GPU"', False),
+    ('print("All GPUs")', 'print("所有 GPU")', False),
+    ('def f():\n    """One."""\n    """Two."""\n', 'def f():\n    """One."""\n    """二。"""\n', False),
+    ('def f():\n    f"""{x} GPUs."""\n', 'def f():\n    f"""{x} 个 GPU。"""\n', False),
+    ('"All GPUs"', '"所有 GPU"', False),
+    ('child = """\ndef f():\n    \'\'\'All GPUs.\'\'\'\n"""\nrun(child)',
+     'child = """\ndef f():\n    \'\'\'所有 GPU。\'\'\'\n"""\nrun(child)', False),
+])
+def test_a_translated_docstring_is_the_same_program(original, edited, same):
+    assert runs.same_program(original, edited) is same
+
+
 def test_a_hardware_cell_without_a_name_or_with_a_taken_name_is_refused(tmp_path):
     hw = ["hardware"]
     nb = _nb([("a()", [], hw), ("b()", [], hw, "twice"), ("c()", [], [], "twice"),

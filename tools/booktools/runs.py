@@ -72,11 +72,19 @@ def same_program(a: str, b: str) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _parsed(source: str) -> str | None:
-    """ast.dump of the source, or None where it is not plain Python."""
+    """ast.dump of the source, docstrings blanked (editions translate them); None if not Python."""
     try:
-        return ast.dump(ast.parse(as_python(source)))
+        tree = ast.parse(as_python(source))
     except (SyntaxError, ValueError):
         return None
+    for node in ast.walk(tree):
+        if isinstance(node, _DOCUMENTED) and ast.get_docstring(node, clean=False) is not None:
+            if not (isinstance(node, ast.Module) and len(node.body) == 1):  # a lone one is output
+                node.body[0].value.value = ""
+    return ast.dump(tree)
+
+
+_DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def as_python(source: str) -> str:
