@@ -371,15 +371,17 @@ def test_the_books_chapters_all_read_as_notebooks():
     assert notebooks.markdown_problems() == []
 
 
-def test_a_rewritten_page_links_its_stylesheets_as_a_cold_build_does(tmp_path):
-    """The fault run's S4: myst-nb's and sphinx-exercise's CSS reached _static/ only
-    when a build ended, so only a page written by a later build got `?v=`."""
+def test_a_rewritten_page_links_its_stylesheets_and_mathjax_as_a_cold_build_does(tmp_path):
+    """The fault run's S4: myst-nb's and sphinx-exercise's CSS (and MathJax, from
+    sphinx-mathjax-offline) reached _static/ only when a build ended, so only a page
+    written by a later build got `?v=`."""
     src = tmp_path / "src"
     src.mkdir()
     (src / "conf.py").write_text(
-        'extensions = ["myst_nb", "sphinx_exercise", "booktools.ext.site_assets"]\n'
+        'extensions = ["myst_nb", "sphinx_exercise", "sphinx-mathjax-offline",\n'
+        '              "booktools.ext.site_assets"]\nmyst_enable_extensions = ["dollarmath"]\n'
         'root_doc = "page"\nproject = "p"\nhtml_theme = "sphinx_book_theme"\n', encoding="utf-8")
-    (src / "page.md").write_text("# A page\n\nText.\n", encoding="utf-8")
+    (src / "page.md").write_text("# A page\n\nText and $x^2$.\n", encoding="utf-8")
     out = tmp_path / "out"
 
     def build(*options) -> str:
@@ -391,6 +393,7 @@ def test_a_rewritten_page_links_its_stylesheets_as_a_cold_build_does(tmp_path):
     cold = build()
     assert re.search(r'href="_static/mystnb\.[0-9a-f]+\.css\?v=', cold)
     assert re.search(r'href="_static/exercise\.css\?v=', cold)
+    assert re.search(r'src="_static/mathjax/tex-chtml\.js\?v=', cold)
     assert build("-a") == cold  # every page written again, as an incremental build may
 
 

@@ -6,12 +6,14 @@ not shipped, nor the parts of MathJax (sphinx-mathjax-offline copies all of
 it, 24 MB an edition) that the entry script never loads: the other outputs,
 input formats and entry scripts, and every speech-rule language but English.
 
-Before any page is written: the stylesheets that myst-nb and sphinx-exercise
-copy only at the end, so that every page links them with ``?v=checksum``
-(Sphinx adds it only for a file already there), as a cold build's pages do.
+Before any page is written: what myst-nb, sphinx-exercise and
+sphinx-mathjax-offline copy only at the end, so that every page links it with
+``?v=checksum`` (Sphinx adds it only for a file already there), as a cold
+build's pages do.
 """
 from __future__ import annotations
 
+import importlib
 import re
 import shutil
 from pathlib import Path
@@ -37,7 +39,8 @@ def unused_mathjax(mathjax: Path, entry: str) -> list[Path]:
 
 
 def copy_late_assets(app: Sphinx) -> None:
-    """Copy, before any page is written, what myst-nb and sphinx-exercise copy at the end."""
+    """Copy, before any page is written, what myst-nb, sphinx-exercise and
+    sphinx-mathjax-offline copy at the end (with their own functions)."""
     if app.builder.format != "html":
         return
     from myst_nb.sphinx_ext import add_global_html_resources
@@ -45,6 +48,8 @@ def copy_late_assets(app: Sphinx) -> None:
     (Path(app.outdir) / "_static").mkdir(parents=True, exist_ok=True)
     add_global_html_resources(app, None)
     copy_asset_files(app, None)
+    if "sphinx-mathjax-offline" in app.extensions:
+        importlib.import_module("sphinx-mathjax-offline").copy_mathjax_files(app, None)
 
 
 def lighten_site(app: Sphinx, exception: Exception | None) -> None:
