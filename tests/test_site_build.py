@@ -54,6 +54,7 @@ def test_site_ships_no_source_maps_or_unused_assets(built_site):
     speech = sorted(p.name for p in mathjax.glob("sre/mathmaps/*.json"))
     assert speech == ["base.json", "en.json"], speech
     assert (mathjax / "input" / "tex" / "extensions" / "ams.js").is_file()
+    assert "Apache License" in (mathjax / "LICENSE").read_text()  # MathJax's, shipped with it
 
 
 def test_mathjax_leaves_out_what_a_chtml_page_never_loads(tmp_path):
