@@ -1,15 +1,10 @@
 #!/usr/bin/env bash
-# Build d2lgpu's wheel and sdist for PyPI into dist/ (the publish workflow),
-# from a checkout of the release tag, then install the wheel into a fresh venv
-# as a chapter's install cell does and import it:
-#
-#   bash scripts/build-dist.sh v0.2.0
-#
-# Refuses a checkout whose version (setuptools-scm: the git tag) is not the
-# tag's. PIP_EXTRA_INDEX_URL may name PyTorch's CPU index for the install.
+# bash scripts/build-dist.sh v0.2.0: d2lgpu's wheel and sdist into dist/ (the publish
+# workflow), from a checkout of that tag (setuptools-scm: else refused), then the
+# wheel installed into a fresh venv, as a chapter's install cell does, and imported.
+# PIP_EXTRA_INDEX_URL may name PyTorch's CPU index for the install.
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 if [ $# -ne 1 ] || [[ $1 != v* ]]; then
   echo "usage: bash scripts/build-dist.sh vMAJOR.MINOR.PATCH" >&2
   exit 2

@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
-# Set up (if needed) and run every test: d2lgpu's unit tests, the notebook
-# pair checks, nbval (re-executes every chapter and compares its outputs), the
-# recorded GPU runs, the strict site build and the checks of the built site.
-# After setting up .venv this is plain `pytest`: its options are in
-# pyproject.toml, and tests/conftest.py builds the site first.
-# Extra arguments go to pytest, e.g. `bash scripts/test.sh -k devices`.
+# Set up (if needed) and run every test: plain pytest, its options in pyproject.toml
+# (tests/conftest.py builds the site first). Extra arguments go to pytest, e.g.
+# `bash scripts/test.sh -k devices`. npm ci installs axe-core (package-lock.json)
+# for the browser tests (tests/browser/axe_scan.py).
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
+[ -f node_modules/axe-core/axe.min.js ] || npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 exec .venv/bin/python -m pytest "$@"

@@ -1,7 +1,8 @@
-"""scripts/setup.sh makes the venv import this checkout's d2lgpu and booktools:
-a .venv copied from another checkout (or shared with a second worktree) built
-that checkout's site. Here the venv's Python is a fake whose pip records the
-editable installs it is asked for (the real one would take a minute and PyPI)."""
+"""scripts/setup.sh: a .venv that holds what requirements.txt installs, made afresh when
+it changed, and that imports this checkout's d2lgpu and booktools (a .venv copied from
+another checkout built that checkout's site). Here the venv's Python is a fake whose pip
+records what it is asked to install (the real one would take minutes and PyPI)."""
+import hashlib
 import os
 import re
 import shutil
@@ -17,7 +18,6 @@ FAKE_PYTHON = f"""#!/usr/bin/env bash
 # pip: record what is installed from where; -e . makes the packages of the
 # folder pip runs in the ones imported (unless the venv is "stuck").
 venv="$(cd "$(dirname "$0")/.." && pwd)"
-case "$1" in *venv_extras.py) echo "$PWD: venv_extras ${{*:2}}" >> "$venv/pip.log"; exit 0;; esac
 if [ "$1" = -m ] && [ "$2" = pip ]; then
   echo "$PWD: ${{*:3}}" >> "$venv/pip.log"
   case " $* " in *" -e . "*) [ -f "$venv/stuck" ] || pwd > "$venv/editable";; esac
@@ -30,8 +30,8 @@ PYTHONPATH="$root:$root/tools" exec {sys.executable} -S "$@"
 
 def checkout(path: Path) -> Path:
     """A checkout with setup.sh, what its stamp hashes, and the two packages."""
-    for name in ("scripts/setup.sh", "scripts/venv_extras.py", "requirements.txt",
-                 "pyproject.toml", "tools/pyproject.toml"):
+    for name in ("scripts/setup.sh", "requirements.txt", "pyproject.toml",
+                 "tools/pyproject.toml"):
         (path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, path / name)
     for package in ("d2lgpu", "tools/booktools"):
@@ -40,13 +40,20 @@ def checkout(path: Path) -> Path:
     return path
 
 
+def stamp(book: Path) -> str:
+    """What setup.sh writes once it installed requirements.txt into the venv."""
+    return hashlib.sha256(b"".join((book / name).read_bytes() for name in (
+        "requirements.txt", "pyproject.toml", "tools/pyproject.toml"))).hexdigest()
+
+
 def venv_of(other: Path, into: Path) -> Path:
-    """A .venv in `into` that, as if copied from `other`, imports other's packages."""
+    """A set-up .venv in `into` that, as if copied from `other`, imports other's packages."""
     venv = into / ".venv"
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").write_text(FAKE_PYTHON)
     (venv / "bin" / "python").chmod(0o755)
     (venv / "editable").write_text(f"{other}\n")
+    (venv / ".requirements.sha256").write_text(stamp(into) + "\n")
     return venv
 
 
@@ -122,61 +129,68 @@ def torch_index(tmp_path):
         server.wait()
 
 
-def _setup_calls(book, index):
-    venv = venv_of(book, book)
-    proc = subprocess.run(["bash", "scripts/setup.sh"], cwd=book, capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "BOOK_TORCH_INDEX": index})
+def python_making_fake_venvs(tmp_path: Path, book: Path) -> Path:
+    """A Python 3.11 whose `-m venv DIR` makes DIR a venv of the fake Python above."""
+    (tmp_path / "venv-python").write_text(FAKE_PYTHON)
+    python = tmp_path / "python3.11"
+    python.write_text(f"""#!/usr/bin/env bash
+case "$1" in -c) echo 3.11;; --version) echo Python 3.11;; -m)
+  mkdir -p "$3/bin" && cp {tmp_path / "venv-python"} "$3/bin/python" && chmod +x "$3/bin/python"
+  echo {book} > "$3/editable";; esac
+""")
+    python.chmod(0o755)
+    return python
+
+
+def _setup_calls(tmp_path, book, index):
+    proc = subprocess.run(["bash", "scripts/setup.sh"], cwd=book, capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "BOOK_TORCH_INDEX": index,
+                                           "PYTHON": str(python_making_fake_venvs(tmp_path, book))})
     assert proc.returncode == 0, proc.stderr
-    calls = [line.split(": ", 1)[1] for line in (venv / "pip.log").read_text().splitlines()]
-    return proc, calls
+    log = book / ".venv" / "pip.log"
+    return proc, [line.split(": ", 1)[1] for line in log.read_text().splitlines()]
 
 
 PIN = next(line for line in (ROOT / "requirements.txt").read_text().splitlines()
            if line.startswith("torch=="))
 
 
-def test_setup_installs_the_cpu_torch_first_and_removes_what_is_no_longer_required(
-        tmp_path, torch_index):
-    """The stacks run: on Python 3.13 setup.sh installed PyPI's torch, the 5.3 GB CUDA
-    build; the fault run's S5: a package dropped from requirements.txt stayed."""
+def test_setup_installs_the_cpu_torch_first(tmp_path, torch_index):
+    """The stacks run: on Python 3.13 setup.sh installed PyPI's torch, the 5.3 GB CUDA build."""
     book = checkout(tmp_path / "book")
-    _, calls = _setup_calls(book, torch_index)
-    assert calls[:3] == [
+    _, calls = _setup_calls(tmp_path, book, torch_index)
+    assert calls == [
         f"install --disable-pip-version-check {PIN} --extra-index-url {torch_index}",
-        "install --disable-pip-version-check -r requirements.txt",
-        f"venv_extras {book}/requirements.txt --remove"]
+        "install --disable-pip-version-check -r requirements.txt"]
+    assert (book / ".venv" / ".requirements.sha256").read_text().strip() == stamp(book)
 
 
 def test_setup_says_so_and_goes_on_when_the_cpu_index_cannot_be_reached(tmp_path):
     """A machine that reaches only PyPI: one probe, one line, no five retries a package."""
     book = checkout(tmp_path / "book")
-    proc, calls = _setup_calls(book, "http://127.0.0.1:9")  # the discard port: refused
+    proc, calls = _setup_calls(tmp_path, book, "http://127.0.0.1:9")  # the discard port: refused
     assert "setup: http://127.0.0.1:9 cannot be reached; torch comes from pip's own " \
         "indexes" in proc.stderr
-    assert calls[:2] == [f"install --disable-pip-version-check {PIN}",
-                         "install --disable-pip-version-check -r requirements.txt"]
+    assert calls == [f"install --disable-pip-version-check {PIN}",
+                     "install --disable-pip-version-check -r requirements.txt"]
 
 
-def test_what_requirements_no_longer_name_is_found(tmp_path):
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import venv_extras
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
-    # This very environment holds exactly requirements.txt (setup.sh made it).
-    assert venv_extras.extras(ROOT / "requirements.txt") == []
-    (tmp_path / "tools").mkdir()
-    for name in ("pyproject.toml", "tools/pyproject.toml"):
-        shutil.copy(ROOT / name, tmp_path / name)
-    (tmp_path / "requirements.txt").write_text("".join(
+def test_a_changed_requirements_txt_makes_the_venv_afresh(tmp_path, torch_index):
+    """The fault run's S5: a package dropped from requirements.txt stayed in .venv."""
+    book = checkout(tmp_path / "book")
+    _setup_calls(tmp_path, book, torch_index)
+    left = book / ".venv" / "lib" / "pytest_timeout.py"  # what the old file installed
+    left.parent.mkdir()
+    left.write_text("")
+    again = subprocess.run(["bash", "scripts/setup.sh"], cwd=book, capture_output=True,
+                           text=True, timeout=60)
+    assert again.returncode == 0 and again.stdout == "" and left.exists()  # nothing changed
+    (book / "requirements.txt").write_text("".join(
         line + "\n" for line in (ROOT / "requirements.txt").read_text().splitlines()
         if not line.startswith("pytest-timeout==")))
-    assert venv_extras.extras(tmp_path / "requirements.txt") == ["pytest-timeout"]
-    # Extras and markers as pip reads them: b[x] brings c; d only on another platform.
-    found = {"a": ["b[x]", "d; sys_platform == 'nonexistent'"],
-             "b": ["c; extra == 'x'", "e; extra == 'y'"], "c": [], "d": [], "e": [], "pip": []}
-    (tmp_path / "requirements.txt").write_text("a==1\n")
-    assert venv_extras.extras(tmp_path / "requirements.txt", found) == ["d", "e"]
+    proc, calls = _setup_calls(tmp_path, book, torch_index)
+    assert "changed: making " in proc.stdout and not left.exists()
+    assert calls[1:] == ["install --disable-pip-version-check -r requirements.txt"]
 
 
 def _floor(requirement: str) -> tuple[int, ...]:
@@ -227,13 +241,3 @@ def test_setup_refuses_python_3_14_saying_why(tmp_path):
     assert proc.returncode == 1
     assert "Python 3.14, on which requirements.txt's pins have not been run (STACKS.md)" \
         in proc.stderr
-
-
-def test_setuptools_bundled_packages_are_no_extras():
-    # Importing setuptools puts setuptools/_vendor on sys.path: its bundled copies
-    # (autocommand, jaraco.*) were counted as installed, depending on test order.
-    proc = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, 'scripts')\n"
-                           "import setuptools, venv_extras\nfrom pathlib import Path\n"
-                           "print(venv_extras.extras(Path('requirements.txt')))"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert proc.stdout.strip() == "[]", proc.stderr

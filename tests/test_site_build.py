@@ -44,43 +44,33 @@ def test_every_toc_entry_has_a_page(built_site):
 
 
 def test_site_ships_no_source_maps_or_unused_assets(built_site):
-    # booktools.ext.site_assets and booktools.ext.offline_mathjax: nothing a page never loads.
+    # booktools.ext.site_assets: nothing a page never loads.
     static = built_site / "_static"
     assert sorted(str(p.relative_to(built_site)) for p in built_site.rglob("*.map")) == []
     assert not list(static.rglob("fontawesome.js")), "the 1.5 MB icon script is shipped"
     mathjax = static / "mathjax"
-    if mathjax.is_dir():  # a local MathJax (mathjax_path inside the site)
-        assert not list(mathjax.glob("output/svg*")), "SVG output beside a CHTML entry"
-        speech = sorted(p.name for p in mathjax.glob("sre/mathmaps/*.json"))
-        assert speech == ["base.json", "en.json"], speech
-    icons = static / "vendor" / "fontawesome" / "webfonts"
-    for name in ("book-solid-900.woff", "book-brands-400.woff"):
-        assert 0 < (icons / name).stat().st_size < 20_000, name
+    assert sorted(p.name for p in mathjax.glob("*.js")) == ["tex-chtml.js"]
+    assert not list(mathjax.glob("output/svg*")), "SVG output beside a CHTML entry"
+    speech = sorted(p.name for p in mathjax.glob("sre/mathmaps/*.json"))
+    assert speech == ["base.json", "en.json"], speech
+    assert (mathjax / "input" / "tex" / "extensions" / "ams.js").is_file()
+    assert "Apache License" in (mathjax / "LICENSE").read_text()  # MathJax's, shipped with it
 
 
-def test_icon_subset_keeps_used_icons_and_the_themes_own_marks():
-    from booktools.ext.site_assets import icon_codepoints
+def test_mathjax_leaves_out_what_a_chtml_page_never_loads(tmp_path):
+    from booktools.ext.site_assets import unused_mathjax
 
-    css = ('.fa-rocket:before{content:"\\f135"}.fa-unused:before,.fa-alias:before{content:"\\f000"}'
-           ':root{--pst-icon-external-link:"\uf35d"}'
-           '.toctree-toggle:after{content:"\\f107";font-weight:900}.x{content:"a"}')
-    assert icon_codepoints([css], {"fa-rocket"}) == {0xF135, 0xF35D, 0xF107}
-    assert icon_codepoints([css], {"fa-alias"}) == {0xF000, 0xF35D, 0xF107}
-
-
-def test_mathjax_copy_leaves_out_what_a_chtml_page_never_loads():
-    from pathlib import PurePosixPath
-
-    from booktools.ext.offline_mathjax import unused
-
-    def gone(path):
-        return unused("tex-chtml.js", PurePosixPath(path))
-
-    assert gone("output/svg.js") and gone("output/svg/fonts/tex.js")
-    assert gone("sre/mathmaps/de.json") and gone("input/asciimath.js")
-    assert not gone("output/chtml/fonts/woff-v2/MathJax_Main-Regular.woff")
-    assert not gone("sre/mathmaps/en.json") and not gone("input/tex/extensions/ams.js")
-    assert not gone("input/mml/entities.js") and not gone("a11y/explorer.js")
+    kept = ["tex-chtml.js", "output/chtml.js", "output/chtml/fonts/woff-v2/MathJax_Main.woff",
+            "sre/mathmaps/en.json", "sre/mathmaps/base.json", "input/tex/extensions/ams.js",
+            "input/tex.js", "input/tex-full.js", "input/mml/entities.js", "a11y/explorer.js"]
+    dropped = ["tex-svg.js", "startup.js", "output/svg.js", "output/svg/fonts/tex.js",
+               "sre/mathmaps/de.json", "input/asciimath.js", "input/mml.js"]
+    for name in kept + dropped:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    gone = ["tex-svg.js", "startup.js", "output/svg.js", "output/svg", "sre/mathmaps/de.json",
+            "input/asciimath.js", "input/mml.js"]
+    assert unused_mathjax(tmp_path, "tex-chtml.js") == sorted(tmp_path / name for name in gone)
 
 
 def test_each_edition_keeps_its_build_files_to_itself(built_site):

@@ -2,8 +2,8 @@
 leaves behind, one build at a time, and no build outliving the command.
 
 The real build runs once per test run (tests/conftest.py) and its result is
-checked in test_site_build.py; here the editions' builds are small child
-processes that write a page and a log.
+checked in test_site_build.py; here each edition's build writes a page and a log,
+and its process ends, fails or hangs as the test asks.
 """
 from __future__ import annotations
 
@@ -18,12 +18,21 @@ from pathlib import Path
 
 import pytest
 
-from booktools import chromium, i18n, pdf, site
+from booktools import chromium, i18n, notebooks, pdf, site
 from booktools.ext import book_pdf
 
 CODES = [lang.code for lang in i18n.languages()]
-CHECKS = ("config_problems", "markdown_problems", "pair_problems", "output_problems",
-          "translation_problems")
+ADVICE = {name: advice for name, _, advice in site.CHECKS}
+# Where each check of site.CHECKS is looked up when it runs.
+CHECKS = {"config_problems": (site, "config_problems"),
+          "markdown_problems": (notebooks, "markdown_problems"),
+          "pair_problems": (notebooks, "pair_problems"),
+          "output_problems": (notebooks, "output_problems"),
+          "translation_problems": (i18n, "check")}
+
+
+def plant(monkeypatch, name, check):
+    monkeypatch.setattr(*CHECKS[name], check)
 
 
 class Book:
@@ -36,43 +45,37 @@ class Book:
         self.fail: dict[str, str] = {}  # code -> the log of its failed build
         self.hang: set[str] = set()  # codes whose build never ends by itself
         self.pids: list[int] = []
-        self.inputs = "inputs-1"
+        self.inputs = "inputs-1"  # what the pages say they were built from
         self.key = "key-1"
         self.said = "reading sources\nbuilt\n"  # the log of a build that passed
 
     def main(self) -> int:
         return site.main(["--build", str(self.folder)])
 
-    def fork_build(self, code, out, log, src=None):
+    def start(self, code, out, log, src=None):
         self.started.append(code)
-
-        def child() -> int:
-            html = out / "_build" / "html"
-            html.mkdir(parents=True, exist_ok=True)
-            link = book_pdf.link(code, "chapters/intro") if chromium.version() else ""
-            (html / "index.html").write_text(f"{code} {self.inputs}\n{link}<p>text</p>\n")
-            (out / "_build" / "jupyter_execute").mkdir(exist_ok=True)
-            log.write_text(self.fail.get(code, self.said))
-            while code in self.hang:
-                time.sleep(0.05)
-            return 1 if code in self.fail else 0
-
-        pid = site._fork(child)  # as the real builds are forked
-        self.pids.append(pid)
-        return pid
+        html = out / "_build" / "html"
+        html.mkdir(parents=True, exist_ok=True)
+        link = book_pdf.link(code, "chapters/intro") if chromium.version() else ""
+        (html / "index.html").write_text(f"{code} {self.inputs}\n{link}<p>text</p>\n")
+        (out / "_build" / "jupyter_execute").mkdir(exist_ok=True)
+        log.write_text(self.fail.get(code, self.said))
+        script = ("import time\nwhile True: time.sleep(0.05)" if code in self.hang
+                  else f"raise SystemExit({int(code in self.fail)})")
+        proc = subprocess.Popen([sys.executable, "-c", script])
+        self.pids.append(proc.pid)
+        return proc
 
 
 @pytest.fixture
 def book(monkeypatch, tmp_path):
     made = Book(tmp_path / "_build")
-    monkeypatch.setattr(site, "PRELOAD", ())
     for name in CHECKS:
-        monkeypatch.setattr(site, name, lambda: [])
+        plant(monkeypatch, name, lambda: [])
     monkeypatch.setattr(i18n, "stage", lambda code, work: work / code / "src")
     monkeypatch.setattr(chromium, "version", lambda: None)
-    monkeypatch.setattr(site, "inputs_hash", lambda: made.inputs)
     monkeypatch.setattr(site, "work_key", lambda: made.key)
-    monkeypatch.setattr(site, "_fork_build", made.fork_build)
+    monkeypatch.setattr(site, "_start", made.start)
     monkeypatch.setattr(site, "GRACE", 0.5)
     monkeypatch.delenv("CI", raising=False)
     handler = signal.getsignal(signal.SIGTERM)
@@ -92,25 +95,25 @@ def test_every_edition_builds_into_its_own_folder_and_is_published_together(book
     assert book.main() == 0
     assert book.started == CODES
     out = capsys.readouterr().out
-    assert out.startswith("reading sources\nbuilt\n")
+    assert out.startswith("site: the en edition built\n")
     assert "site: the ja edition built" in out and "site: open " in out
     for code in CODES:
         page = book.site / ("" if code == "en" else code) / "index.html"
         assert page.read_text().startswith(f"{code} inputs-1")
     # What Sphinx and myst-nb write beside an edition's pages stays in its work folder.
     assert not list(book.site.rglob("jupyter_execute"))
-    assert (book.folder / ".site-inputs.sha256").read_text().strip() == "inputs-1"
     assert not (book.folder / ".html.new").exists()
 
 
-def test_an_unchanged_book_is_up_to_date_and_a_changed_one_is_built(book, capsys):
+def test_the_next_build_is_incremental_and_replaces_the_site(book, capsys):
     assert book.main() == 0
+    kept = book.folder / "i18n" / "en" / "_build" / "environment.pickle"
+    kept.write_text("what Sphinx keeps between builds")
     book.started.clear()
-    assert book.main() == 0
-    assert book.started == [] and "site: up to date" in capsys.readouterr().out
     book.inputs = "inputs-2"
     assert book.main() == 0
-    assert book.started == CODES
+    assert book.started == CODES and kept.exists()
+    assert "afresh" not in capsys.readouterr().out
     assert (book.site / "index.html").read_text().startswith("en inputs-2")
 
 
@@ -135,9 +138,8 @@ def test_a_failed_edition_says_why_leaves_the_site_and_no_stamp(book, capsys):
     assert "\nExtension error (booktools.ext.recorded_runs):\n" in err
     assert "JSONDecodeError: Expecting value" in err and "\x1b[" not in err
     assert "the en edition failed" not in err
-    # The site is the last whole one; nothing marks anything up to date.
+    # The site is the last whole one, and the next build starts afresh.
     assert (book.site / "ja" / "index.html").read_text().startswith("ja inputs-1")
-    assert not (book.folder / ".site-inputs.sha256").exists()
     assert (book.folder / "i18n" / ".unfinished").exists()
 
 
@@ -167,15 +169,17 @@ def test_a_change_sphinx_cannot_see_starts_the_editions_afresh(book, capsys):
     assert not leftover.exists()
 
 
-def test_chromium_is_an_input_of_the_site_and_of_its_work_folders(monkeypatch):
-    monkeypatch.setattr(chromium, "version", lambda: None)
-    without = site.inputs_hash(), site.work_key()
-    monkeypatch.setattr(chromium, "version", lambda: "Chromium 156.0.8078.73")
-    with_it = site.inputs_hash(), site.work_key()
-    monkeypatch.setattr(chromium, "version", lambda: "Chromium 157.0.1.1")
-    newer = site.inputs_hash(), site.work_key()
-    assert len({without[0], with_it[0], newer[0]}) == 3
-    assert len({without[1], with_it[1], newer[1]}) == 3
+def test_chromium_and_the_extensions_are_inputs_of_the_work_folders(monkeypatch, tmp_path):
+    keys = set()
+    for version in (None, "Chromium 156.0.8078.73", "Chromium 157.0.1.1"):
+        monkeypatch.setattr(chromium, "version", lambda: version)
+        keys.add(site.work_key())
+    assert len(keys) == 3
+    (tmp_path / "tools" / "booktools").mkdir(parents=True)
+    (tmp_path / "_static").mkdir()
+    before = site.work_key(tmp_path)
+    (tmp_path / "tools" / "booktools" / "ext.py").write_text("x = 1\n")
+    assert site.work_key(tmp_path) != before
 
 
 def test_chromium_says_its_version_or_is_none(tmp_path, monkeypatch):
@@ -221,7 +225,6 @@ def test_a_chromium_that_fails_keeps_the_html_without_pdf_links_and_says_what_to
         page = (book.site / ("" if code == "en" else code) / "index.html").read_text()
         assert page.startswith(code) and "<p>text</p>" in page
         assert book_pdf.LINK_CLASS not in page
-    assert not (book.folder / ".site-inputs.sha256").exists()
 
 
 def test_strip_links_takes_out_exactly_the_link_the_extension_put():
@@ -236,19 +239,18 @@ def test_strip_links_takes_out_exactly_the_link_the_extension_put():
     ("output_problems", "chapters/x.ipynb: code cells 3 of 9 have no stored outputs"),
 ])
 def test_a_failed_check_stops_the_editions(book, monkeypatch, capsys, planted, said):
-    monkeypatch.setattr(site, planted, lambda: [said])
+    plant(monkeypatch, planted, lambda: [said])
     assert book.main() == 1
-    assert book.started == ["en"]  # English was already building; no edition starts
+    assert book.started == []  # the checks run before any build
     err = capsys.readouterr().err
-    assert said in err and dict(site.CHECKS)[planted] in err
-    assert not all(_alive(pid) for pid in book.pids)
+    assert said in err and ADVICE[planted] in err
 
 
 def test_a_check_that_cannot_read_a_file_says_so_in_one_line(book, monkeypatch, capsys):
     def unreadable():
         raise ValueError("i18n/ja/chapters/x.md:12: not UTF-8 (byte 0xe9): save the file as UTF-8")
 
-    monkeypatch.setattr(site, "translation_problems", unreadable)
+    plant(monkeypatch, "translation_problems", unreadable)
     assert book.main() == 1
     assert "i18n/ja/chapters/x.md:12: not UTF-8" in capsys.readouterr().err
 
@@ -257,7 +259,8 @@ def test_a_bad_config_names_its_line(tmp_path):
     (tmp_path / "_config.yml").write_text("title: x\nsphinx:\n  config: [a\n  b: c\n")
     (tmp_path / "_toc.yml").write_text("root: intro\n")
     [problem] = site.config_problems(tmp_path)
-    assert problem.startswith("_config.yml:4: not YAML (") and "mend that line" in problem
+    assert problem.startswith(f"{tmp_path / '_config.yml'}:4: not YAML (")
+    assert "mend that line" in problem
     assert site.config_problems() == []  # the book's own
 
 
@@ -273,10 +276,10 @@ def test_a_second_build_is_refused_naming_the_holder(book, capsys):
 def test_an_error_beside_the_builds_ends_them(book, monkeypatch):
     book.hang.add("en")
 
-    def raises():
-        raise RuntimeError("a bug in a check")
+    def raises(code, work):
+        raise RuntimeError("a bug in staging a translation")
 
-    monkeypatch.setattr(site, "pair_problems", raises)
+    monkeypatch.setattr(i18n, "stage", raises)  # while English builds
     with pytest.raises(RuntimeError):
         book.main()
     assert book.pids and not any(_alive(pid) for pid in book.pids)
@@ -284,7 +287,7 @@ def test_an_error_beside_the_builds_ends_them(book, monkeypatch):
 
 def test_sigterm_ends_the_builds(book, monkeypatch):
     book.hang.add("en")
-    monkeypatch.setattr(site, "pair_problems", lambda: os.kill(os.getpid(), signal.SIGTERM))
+    monkeypatch.setattr(i18n, "stage", lambda code, work: os.kill(os.getpid(), signal.SIGTERM))
     with pytest.raises(SystemExit) as stop:
         book.main()
     assert stop.value.code == 128 + signal.SIGTERM
@@ -294,19 +297,14 @@ def test_sigterm_ends_the_builds(book, monkeypatch):
 def test_a_build_ends_when_the_command_is_killed(tmp_path):
     # SIGKILL leaves no time to end anything: the kernel tells each build (Linux).
     script = textwrap.dedent("""
-        import os, signal, sys, time
+        import os, signal, subprocess, sys, time
         from booktools import site
-        parent = os.getpid()
-        pid = os.fork()
-        if pid == 0:
-            for fd in (1, 2):  # the test reads the parent's output to its end
-                os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
-            site._end_with_parent(parent)
-            time.sleep(60)
-            os._exit(0)
-        print(pid, flush=True)
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 preexec_fn=site._end_with_parent)
+        print(child.pid, flush=True)
         time.sleep(0.5)
-        os.kill(parent, signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGKILL)
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=60)
@@ -347,7 +345,7 @@ def test_ctrl_c_ends_the_builds_and_says_so_in_one_line(book, monkeypatch, capsy
     def interrupted():
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(site, "pair_problems", interrupted)
+    monkeypatch.setattr(i18n, "stage", lambda code, work: interrupted())
     assert book.main() == 130
     assert capsys.readouterr().err == ("site: interrupted; its builds were ended, and the next "
                                        "build starts afresh\n")
@@ -355,49 +353,35 @@ def test_ctrl_c_ends_the_builds_and_says_so_in_one_line(book, monkeypatch, capsy
     assert (book.folder / "i18n" / ".unfinished").exists()
 
 
-def test_a_fork_takes_sigterm_as_its_end_never_as_this_process():
-    # With this process's handler, a SIGTERM right after the fork raised SystemExit
-    # in the child, which then went on as a second copy of the test run.
-    handler = signal.signal(signal.SIGTERM, site._stop)
-    try:
-        pid = site._fork(lambda: 0 if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL else 3)
-        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
-        for _ in range(20):  # some land before the child has done anything
-            pid = site._fork(lambda: time.sleep(30) or 0)
-            os.kill(pid, signal.SIGTERM)
-            assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == -signal.SIGTERM
-    finally:
-        signal.signal(signal.SIGTERM, handler)
-
-
 def test_a_chapter_that_cannot_be_read_gets_only_its_own_advice(book, monkeypatch, capsys):
     # The fault run's C5: a bad cell option or an unclosed fence was named, then
     # followed by "refresh.sh" (which would execute prose as code) and the
     # translations' advice, though neither was at fault.
     said = "chapters/devices.md:76: this fence (```{code-cell}) is never closed"
-    monkeypatch.setattr(site, "markdown_problems", lambda: [said])
-    monkeypatch.setattr(site, "pair_problems", lambda: ["chapters/devices.md and its notebook "
-                                                        "differ"])
-    monkeypatch.setattr(site, "translation_problems", lambda: ["i18n/ja/chapters/devices.md: x"])
+    plant(monkeypatch, "markdown_problems", lambda: [said])
+    plant(monkeypatch, "pair_problems", lambda: ["chapters/devices.md and its notebook differ"])
+    plant(monkeypatch, "translation_problems", lambda: ["i18n/ja/chapters/devices.md: x"])
     assert book.main() == 1
     err = capsys.readouterr().err
-    assert said in err and dict(site.CHECKS)["markdown_problems"] in err
+    assert said in err and ADVICE["markdown_problems"] in err
     assert "refresh.sh" not in err and "Translations" not in err and "differ" not in err
 
 
 def test_the_books_chapters_all_read_as_notebooks():
-    assert site.markdown_problems() == []
+    assert notebooks.markdown_problems() == []
 
 
-def test_a_rewritten_page_links_its_stylesheets_as_a_cold_build_does(tmp_path):
-    """The fault run's S4: myst-nb's and sphinx-exercise's CSS reached _static/ only
-    when a build ended, so only a page written by a later build got `?v=`."""
+def test_a_rewritten_page_links_its_stylesheets_and_mathjax_as_a_cold_build_does(tmp_path):
+    """The fault run's S4: myst-nb's and sphinx-exercise's CSS (and MathJax, from
+    sphinx-mathjax-offline) reached _static/ only when a build ended, so only a page
+    written by a later build got `?v=`."""
     src = tmp_path / "src"
     src.mkdir()
     (src / "conf.py").write_text(
-        'extensions = ["myst_nb", "sphinx_exercise", "booktools.ext.site_assets"]\n'
+        'extensions = ["myst_nb", "sphinx_exercise", "sphinx-mathjax-offline",\n'
+        '              "booktools.ext.site_assets"]\nmyst_enable_extensions = ["dollarmath"]\n'
         'root_doc = "page"\nproject = "p"\nhtml_theme = "sphinx_book_theme"\n', encoding="utf-8")
-    (src / "page.md").write_text("# A page\n\nText.\n", encoding="utf-8")
+    (src / "page.md").write_text("# A page\n\nText and $x^2$.\n", encoding="utf-8")
     out = tmp_path / "out"
 
     def build(*options) -> str:
@@ -409,6 +393,7 @@ def test_a_rewritten_page_links_its_stylesheets_as_a_cold_build_does(tmp_path):
     cold = build()
     assert re.search(r'href="_static/mystnb\.[0-9a-f]+\.css\?v=', cold)
     assert re.search(r'href="_static/exercise\.css\?v=', cold)
+    assert re.search(r'src="_static/mathjax/tex-chtml\.js\?v=', cold)
     assert build("-a") == cold  # every page written again, as an incremental build may
 
 
@@ -420,5 +405,5 @@ def test_the_build_does_not_point_at_its_work_folder(book, capsys):
     book.said = f"reading sources\nbuilt\n{box}\n"
     assert book.main() == 0
     out = capsys.readouterr().out
-    assert out.startswith("reading sources\nbuilt\n") and "HTML pages are here" not in out
+    assert "HTML pages are here" not in out
     assert "=====" not in out and "site: open " in out

@@ -86,7 +86,7 @@ def scan(site_url: str, chosen: list[tuple[str, str]]) -> tuple[dict, dict]:
     """axe's violations on each page, by (edition, page), and each edition's dark pass."""
     if chromium.version() is None:
         pytest.skip(f"no Chromium at {chromium.executable()}")
-    assert AXE.is_file(), "axe-core missing: bash scripts/fetch_mathjax.sh installs it"
+    assert AXE.is_file(), "axe-core missing: npm ci installs it (bash scripts/test.sh does)"
     light, dark = {}, {}
     with sync_api.sync_playwright() as playwright, offline_chromium(playwright) as browser:
         context = new_context(browser, WIDTH)

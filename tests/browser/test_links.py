@@ -205,7 +205,8 @@ def link_or_copy(src, dst):
     ("chapters/intro.html", 'src="../_static/', 'src="../_static/no-such-', "no-such-"),
     ("chapters/intro.html", "</body>", '<a href="http://">x</a></body>', "malformed external URL"),
     ("index.html", "url=chapters/intro.html", "url=chapters/no-such-page.html", "no-such-page"),
-    ("_static/book.css", "url(vendor/", "url(vendor/no-such-", "no-such-"),
+    ("_static/styles/pydata-sphinx-theme.css", "url(../vendor/", "url(../vendor/no-such-",
+     "no-such-"),
     ("_static/styles/theme.css", '@import "../', '@import "../no-such-', "no-such-"),
 ])
 def test_the_crawl_finds_a_planted_problem(built_site, site_crawl, tmp_path, file, old, new,

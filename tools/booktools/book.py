@@ -1,6 +1,4 @@
-"""What the checks of the built website need to know about the book: its pages
-(from _toc.yml) and the addresses its launch buttons must have, derived from
-_config.yml independently of the extension that makes them."""
+"""The book's pages (_toc.yml), configuration, and the addresses its launch buttons open."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,10 +6,11 @@ from pathlib import Path
 
 import yaml
 
+__all__ = ["ROOT", "NOTEBOOK_BRANCH", "toc_pages", "book_config", "Repository", "repository"]
+
 ROOT = Path(__file__).resolve().parents[2]
 STUDIO_LAB_IMPORT = "https://studiolab.sagemaker.aws/import/github"
-# The branch the launch buttons open: the reader notebooks, plain Markdown
-# (booktools.reader_notebooks; scripts/publish-notebooks.sh pushes them).
+# The branch of the reader notebooks the launch buttons open (booktools.reader_notebooks).
 NOTEBOOK_BRANCH = "notebooks"
 
 

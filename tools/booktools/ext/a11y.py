@@ -1,8 +1,7 @@
-"""Accessible names that match what a page shows (axe-core's label-content-name-mismatch).
+"""Hidden cells' summaries named by what they show (axe-core's label-content-name-mismatch).
 
-myst-nb labels the summary of a hidden cell "Toggle hidden content" while it
-shows "Show code cell source": a reader using speech input says what they
-see. Without the label, the summary's name is its visible text.
+myst-nb labels the summary "Toggle hidden content" while it shows "Show code cell
+source", and speech input says what it sees; without the label the name is the text.
 """
 from __future__ import annotations
 
@@ -13,9 +12,8 @@ __all__ = ["name_summaries_by_their_text"]
 MYST_NB_SUMMARY = '<summary aria-label="Toggle hidden content">'
 
 
-def name_summaries_by_their_text(app: Sphinx, pagename: str, templatename: str,
-                                 context: dict, doctree) -> None:
-    """Drop myst-nb's aria-label from hidden cells' summaries."""
+def name_summaries_by_their_text(app: Sphinx, pagename, templatename, context: dict,
+                                 doctree) -> None:
     if "body" in context:
         context["body"] = context["body"].replace(MYST_NB_SUMMARY, "<summary>")
 

@@ -1,18 +1,11 @@
-"""Mark cell outputs whose lines are meant to line up, so that they scroll.
+"""Text tables in cell outputs keep their lines and scroll; everything else wraps.
 
-Outputs wrap on the website (_static/book.css): a warning must be read whole,
-not cut off at the column's edge. A table drawn in text (``nvidia-smi``'s
-box, a run's aligned columns) is the exception: wrapped, its lines break
-apart and nothing lines up. Such an output gets the class ``fixed-width``, and
-book.css lets it keep its lines and scroll sideways inside its own box.
-
-The rule (``is_fixed_width``): the text has a box-drawing character (U+2500
-to U+257F); or at least 3 consecutive lines that have ``|`` at the same 2 or
-more columns (the edges and separators of a table drawn in ASCII, like
-``nvidia-smi``'s); or at least 2 rule lines of 2 or more dashed runs apart
-(``-----  -----``, the column rules of torch.profiler's table). An ordinary
-message, a traceback or printed source has none of these, and keeps wrapping. It applies to the build's own outputs (myst-nb)
-and to the recorded runs' (booktools.ext.recorded_runs, which runs first).
+book.css wraps outputs (a warning is read whole); a table drawn in text
+(``nvidia-smi``'s box, torch.profiler's columns) wrapped falls apart, so its block
+gets the class ``fixed-width``. A table: a box-drawing character, or 3 lines in a row
+with ``|`` at 2 or more of the same columns, or 2 rules of dashed runs (``---  ---``).
+Outputs of the build (myst-nb) and of the recorded runs (recorded_runs, first).
+myst-nb has no per-output setting for this.
 """
 from __future__ import annotations
 
@@ -22,28 +15,26 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.transforms import SphinxTransform
 
+__all__ = ["is_fixed_width", "FixedWidthOutputs"]
+
 BOX_DRAWING = re.compile("[\u2500-\u257f]")
-RUN = 3        # consecutive lines ...
-SHARED = 2     # ... with "|" at this many of the same columns
-COLUMN_RULE = re.compile(r"^\s*-{3,}(\s+-{3,})+\s*$")  # "-----  -----"
-RULES = 2      # a header rule and a closing one
+COLUMN_RULE = re.compile(r"^\s*-{3,}(\s+-{3,})+\s*$")
 
 
 def is_fixed_width(text: str) -> bool:
-    if BOX_DRAWING.search(text):
-        return True
-    if sum(bool(COLUMN_RULE.match(line)) for line in text.splitlines()) >= RULES:
+    lines = text.splitlines()
+    if BOX_DRAWING.search(text) or sum(bool(COLUMN_RULE.match(line)) for line in lines) >= 2:
         return True
     run, shared = 0, set()
-    for line in text.splitlines():
+    for line in lines:
         bars = {i for i, ch in enumerate(line) if ch == "|"}
-        if run and len(shared & bars) >= SHARED:
+        if run and len(shared & bars) >= 2:
             shared, run = shared & bars, run + 1
-        elif len(bars) >= SHARED:
+        elif len(bars) >= 2:
             shared, run = bars, 1
         else:
             shared, run = set(), 0
-        if run >= RUN:
+        if run >= 3:
             return True
     return False
 

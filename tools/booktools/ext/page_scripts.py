@@ -1,31 +1,21 @@
-"""Keep the browser console of every page free of errors.
+"""Every page's browser console free of errors, and MathJax only where there is math.
 
-Two errors appear on every page of a Jupyter Book 1 site with this tool chain
-(found by tests/browser/test_site_browser.py):
-
-- ``Identifier 'THEBE_JS_URL' has already been declared``: Sphinx 7.4 writes an
-  inline ``<script>`` twice when an extension adds it after the builder has
-  started (sphinx-thebe and sphinx-togglebutton do): the builder stores it once
-  with the file name ``None`` and once more, when it prepares writing, with
-  ``''``, and the two do not compare equal. The second copy of sphinx-thebe's
-  ``const`` declarations is a SyntaxError. We drop repeated scripts from each
-  page's script list before the page is rendered.
-- ``Got invalid theme mode: . Resetting to auto.``: pydata-sphinx-theme starts
-  a first-time visitor in the ``html_context`` value ``default_mode``, which is
-  empty unless set. We set it to ``auto`` (what the theme falls back to anyway:
-  the reader's system preference) unless the book sets it.
-
-And MathJax (1.2 MB) only on the pages that have math: Sphinx counts a page as
-having math when any page of its toctree has some, so the book's first page,
-whose toctree holds every chapter, loaded MathJax without a formula of its own.
-We drop MathJax's scripts from a page whose own document has no math.
+- Sphinx 7.4 writes an inline script added after the builder started twice (stored
+  once with the file name None, once with ''): sphinx-thebe's second ``const
+  THEBE_JS_URL`` is a SyntaxError. Repeated scripts are dropped from each page
+  (fixed upstream in Sphinx 8.2: sphinx-doc/sphinx#13402).
+- pydata-sphinx-theme starts a first visit in the ``default_mode`` of html_context,
+  "" unless set: "Got invalid theme mode". It is set to ``auto``, the theme's
+  fallback (pydata/pydata-sphinx-theme#1635).
+- Sphinx loads MathJax on a page when any page of its toctree has math (the first
+  page holds every chapter's): its scripts are dropped where the page has none.
 """
 from __future__ import annotations
 
-from typing import Any
-
 from sphinx.application import Sphinx
 from sphinx.config import Config
+
+__all__ = ["default_color_mode", "drop_repeated_scripts", "mathjax_only_with_math"]
 
 
 def default_color_mode(app: Sphinx, config: Config) -> None:
@@ -33,16 +23,11 @@ def default_color_mode(app: Sphinx, config: Config) -> None:
         config.html_context["default_mode"] = "auto"
 
 
-def drop_repeated_scripts(app: Sphinx, pagename: str, templatename: str,
-                          context: dict[str, Any], doctree) -> None:
-    scripts = context.get("script_files")
-    if not scripts:
-        return
-    seen, unique = set(), []
+def drop_repeated_scripts(app: Sphinx, pagename, templatename, context: dict, doctree) -> None:
+    scripts, seen, unique = context.get("script_files") or [], set(), []
     for script in scripts:
-        filename = getattr(script, "filename", script) or ""
-        attributes = tuple(sorted(getattr(script, "attributes", {}).items()))
-        key = (filename, getattr(script, "priority", None), attributes)
+        key = (getattr(script, "filename", script) or "", getattr(script, "priority", None),
+               tuple(sorted(getattr(script, "attributes", {}).items())))
         if key not in seen:
             seen.add(key)
             unique.append(script)
@@ -52,17 +37,14 @@ def drop_repeated_scripts(app: Sphinx, pagename: str, templatename: str,
 def _is_mathjax(script, mathjax_path: str) -> bool:
     filename = getattr(script, "filename", script) or ""
     body = getattr(script, "attributes", {}).get("body", "")
-    # The builder stores a local path as _static/PATH.
     return bool(filename) and filename in (mathjax_path, f"_static/{mathjax_path}") or body.startswith(
         ("window.MathJax =", "MathJax.Hub.Config("))
 
 
-def mathjax_only_with_math(app: Sphinx, pagename: str, templatename: str,
-                           context: dict[str, Any], doctree) -> None:
+def mathjax_only_with_math(app: Sphinx, pagename, templatename, context: dict, doctree) -> None:
     scripts = context.get("script_files")
-    if not scripts or app.env.get_domain("math").data["has_equations"].get(pagename, False):
-        return
-    scripts[:] = [s for s in scripts if not _is_mathjax(s, app.config.mathjax_path)]
+    if scripts and not app.env.get_domain("math").data["has_equations"].get(pagename, False):
+        scripts[:] = [s for s in scripts if not _is_mathjax(s, app.config.mathjax_path)]
 
 
 def setup(app: Sphinx) -> dict:
