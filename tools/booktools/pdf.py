@@ -305,7 +305,7 @@ async def _build(codes: list[str], site: Path) -> list[Path]:
 
 def comparable(data: bytes) -> bytes:
     """A PDF's bytes with what differs between two prints blanked: the time, the tags' node numbers."""
-    for pattern in (re.compile(rb"\(D:(\d{14})[^)]*\)"), re.compile(rb"\(node(\d+)\)")):
+    for pattern in (re.compile(rb"\(D(?::|\\072)(\d{14})[^)]*\)"), re.compile(rb"\(node(\d+)\)")):
         data = pattern.sub(lambda m: m[0].replace(m[1], b"0" * len(m[1])), data)
     return data
 
