@@ -1,5 +1,6 @@
 """A reader's recording: ``scrub`` and ``pack`` on their machine (notebooks/record.md),
-``verify`` here (python -m booktools.runs verify PATH [--base REF]).
+``verify`` here (python -m booktools.runs verify PATH [--base REF]; with --base alone, each
+runs/<slug> changed since REF, in a Markdown report: the verify workflow).
 
 PATH is runs/<slug> or the zip ``pack`` made (with manifest.json, each file's sha256).
 ``verify`` refuses, one line each, what runbooks/recording.md lists; an accepted one
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import getpass
 import hashlib
+import io
 import json
 import os
 import re
@@ -18,9 +20,10 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from booktools import claims, runs
+from booktools import claims, files, runs
 
-__all__ = ["PRIVATE", "private_problems", "scrub", "pack", "slug", "verify", "confirmed", "main"]
+__all__ = ["PRIVATE", "private_problems", "scrub", "pack", "slug", "verify", "confirmed", "main",
+           "verify_changed"]
 
 MANIFEST = "manifest.json"
 # What no contributed output may hold (verify), each with what it is.
@@ -325,7 +328,7 @@ def main(path: str, base: str | None = None, root: Path = runs.ROOT, out=None) -
     problems, run = verify(Path(path), root, base)
     if problems:
         print("\n".join(problems), file=out)
-        print(f"verify: refused: {len(problems)} problems in {path}", file=out)
+        print(f"verify: refused: {len(problems)} problems in {files.shown(Path(path))}", file=out)
         return 1
     results = confirmed(run, root)
     for status in ("contradicted", "held", "unchecked"):
@@ -338,3 +341,26 @@ def main(path: str, base: str | None = None, root: Path = runs.ROOT, out=None) -
           f"{run.meta['date']}): claims {counts['held']} confirmed, {counts['contradicted']} "
           f"contradicted, {counts['unchecked']} unchecked", file=out)
     return 0
+
+
+def verify_changed(base: str, root: Path = runs.ROOT, report: Path | None = None) -> int:
+    """main for each runs/<slug> changed since base, as Markdown printed and added to
+    report and $GITHUB_STEP_SUMMARY; 1 when one is refused or none changed."""
+    changed = runs.git("diff", "--name-only", f"{base}...HEAD", "--", "runs/", root=root)
+    folders = sorted({"/".join(Path(name).parts[:2]) for name in changed.stdout.split()})
+    lines = ["## Recordings in this pull request"]
+    if not folders:
+        lines.append(f"No file under runs/ changed since {base}.")
+    status = 0 if folders else 1
+    for folder in folders:
+        said = io.StringIO()
+        status |= main(str(root / folder), base, root, said)
+        lines += ["", f"### {folder}", "", "```", said.getvalue().rstrip("\n"), "```"]
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    for path in (report, os.environ.get("GITHUB_STEP_SUMMARY")):
+        if path:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "a", encoding="utf-8") as out:
+                out.write(text)
+    return status

@@ -1,10 +1,11 @@
 """Recorded runs of the chapters on real GPUs, runs/<machine>/ (its format: runbooks/recording.md).
 
-    python -m booktools.runs record MACHINE [--label L] [--chapter NAME ...] [--replace]
+    python -m booktools.runs record MACHINE [--label L] [--chapter NAME ...] [--replace] [--if-stale]
     python -m booktools.runs pins       what recording needs besides torch, pinned
     python -m booktools.runs report     hardware cells with a current recording; why others are stale
     python -m booktools.runs stale MACHINE
     python -m booktools.runs verify PATH [--base REF]   a reader's recording (booktools.contributed)
+    python -m booktools.runs verify --base REF [--report FILE]   each one changed since REF
 
 A recording belongs to a hardware cell by (chapter, cell name); it is current while
 that cell and every code cell above it are the same program (same_program).
@@ -18,6 +19,7 @@ import datetime as _dt
 import difflib
 import functools
 import json
+import os
 import platform
 import re
 import shutil
@@ -730,16 +732,42 @@ def _machine_facts() -> dict:
             "driver": driver, **({"compute_capability": capability} if capability else {})}
 
 
+def _stale(machine: str, root: Path = RUNS, chapters: Path = CHAPTERS) -> tuple[Run | None, list[str], list[str]]:
+    """(root/<machine>/'s run or None, its stale_cells, its package_changes)."""
+    _check_machine_name(machine)
+    restore_interrupted(root)
+    run = read_run(root / machine) if (root / machine).is_dir() else None
+    return run, stale_cells(run, chapters), package_changes(run)
+
+
+def _github_output(**values: str) -> None:
+    """Append name=value lines to $GITHUB_OUTPUT (a workflow step's outputs), if set."""
+    if os.environ.get("GITHUB_OUTPUT"):
+        with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as out:
+            out.writelines(f"{k}={v}\n" for k, v in values.items())
+
+
 def record(machine: str, label: str | None, only: list[str] | None = None,
            timeout: int = 600, chapters: Path = CHAPTERS, root: Path = RUNS,
-           replace: bool = False) -> int:
+           replace: bool = False, if_stale: bool = False) -> int:
     """Execute every chapter (or those named) in a fresh kernel; store root/<machine>/
     with the files named hardware cells wrote (ArtifactWatch). Nothing is written on
     an untagged error, an unnamed hardware cell, a dead kernel, Ctrl-C or SIGTERM, nor
-    over a recording of other GPUs unless ``replace`` (replacement_problem)."""
+    over a recording of other GPUs unless ``replace`` (replacement_problem); with
+    ``if_stale``, nor while `runs stale` names nothing. $GITHUB_OUTPUT gets record=true
+    (label, commit) or record=false."""
     import nbformat
     _check_machine_name(machine)
     restore_interrupted(root)
+    stale = sum(_stale(machine, root, chapters)[1:], []) if if_stale else None
+    if stale == []:
+        print(f"record: every hardware cell has a current recording in runs/{machine}/ "
+              "(runs stale): nothing to record")
+        _github_output(record="false")
+        return 0
+    if stale:
+        print(f"record: runs/{machine}/ is not current (runs stale):\n  " + "\n  ".join(stale),
+              flush=True)
     kept = [p.name for p in (root / machine).glob("*.ipynb") if only and p.stem not in only]
     if kept:
         raise SystemExit(f"record: runs/{machine}/ holds {kept}, recorded in another run; "
@@ -795,6 +823,7 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
             "commit": git("rev-parse", "--short", "HEAD").stdout.strip(), "recorded_with": f"scripts/record-run.sh {machine}",
             **({"conditions": sampled} if sampled else {})}
     folder = write_run(machine, notebooks, meta, root=root, artifacts=artifacts)
+    _github_output(record="true", label=label, commit=meta["commit"])
     kept = sum(map(len, artifacts.values()))
     print(f"record: wrote {folder}/ ({len(notebooks)} notebooks, run.json and "
           f"{kept} files the hardware cells wrote)")
@@ -812,18 +841,23 @@ def main(argv: list[str] | None = None) -> int:
                      help="record only this chapter (repeatable; default: all)")
     rec.add_argument("--replace", action="store_true",
                      help="overwrite a recording made on other GPUs (or of unknown origin)")
+    rec.add_argument("--if-stale", action="store_true",
+                     help="record only where `runs stale MACHINE` names something")
     sub.add_parser("pins", help="what recording needs besides torch, pinned, one a line")
     sub.add_parser("report", help="hardware cells with a current recording, per chapter")
     stale = sub.add_parser("stale", help="hardware cells without a current recording on MACHINE")
     stale.add_argument("machine")
     check = sub.add_parser("verify", help="check a contributed recording (folder or zip)")
-    check.add_argument("path")
+    check.add_argument("path", nargs="?", help="default: each runs/<slug> changed since BASE")
     check.add_argument("--base", help="also refuse files changed since this commit outside it")
+    check.add_argument("--report", type=Path, help="without PATH: write the Markdown here too")
     args = parser.parse_args(argv)
-    if args.command == "record":
-        return record(args.machine, args.label, args.only, replace=args.replace)
+    if args.command == "verify" and not (args.path or args.base):
+        parser.error("verify needs PATH or --base")
     if args.command == "verify":
         from booktools import contributed
+        if args.path is None:
+            return contributed.verify_changed(args.base, report=args.report)
         return contributed.main(args.path, args.base)
     try:
         return _run_command(args)
@@ -833,13 +867,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run_command(args) -> int:
+    if args.command == "record":
+        return record(args.machine, args.label, args.only, replace=args.replace,
+                      if_stale=args.if_stale)
     if args.command == "stale":
-        _check_machine_name(args.machine)
-        folder = RUNS / args.machine
-        restore_interrupted(RUNS)
-        run = read_run(folder) if folder.is_dir() else None
-        found = stale_cells(run)
-        changed = package_changes(run)
+        run, found, changed = _stale(args.machine)
         if found or changed:
             print("\n".join(found + changed))
         where = f"runs/{args.machine}/" if run else f"no recording runs/{args.machine}/ yet"
