@@ -164,41 +164,26 @@ def pack(folder: Path, zip_path: Path, meta_extra: dict | None = None) -> dict:
 
 def _unzip(path: Path, into: Path) -> tuple[Path | None, list[str]]:
     """Extract a packed recording; (its runs/<slug> folder, problems)."""
-    problems, slugs = [], set()
     with zipfile.ZipFile(path) as zf:
-        names = [n for n in zf.namelist() if not n.endswith("/")]
-        for name in names:
-            parts = Path(name).parts
-            if name == MANIFEST:
-                continue
-            if (len(parts) < 3 or parts[0] != "runs" or ".." in parts or name.startswith("/")
-                    or "\\" in name):
-                problems.append(f"{path.name}:{name}: a file outside runs/<slug>/")
-            else:
-                slugs.add(parts[1])
+        names = [n for n in zf.namelist() if not n.endswith("/") and n != MANIFEST]
+        outside = [n for n in names if len(Path(n).parts) < 3 or Path(n).parts[0] != "runs"
+                   or ".." in Path(n).parts or n.startswith("/") or "\\" in n]
+        problems = [f"{path.name}:{name}: a file outside runs/<slug>/" for name in outside]
+        slugs = {Path(n).parts[1] for n in names if n not in outside}
         if len(slugs) > 1:
             problems.append(f"{path.name}: files of {len(slugs)} recordings ({sorted(slugs)}); "
                             "one zip holds one runs/<slug>/")
         if problems or not slugs:
             return None, problems or [f"{path.name}: no runs/<slug>/ in it"]
-        manifest = json.loads(zf.read(MANIFEST)) if MANIFEST in names else None
-        if manifest is None:
-            problems.append(f"{path.name}: no {MANIFEST}")
-        else:
-            listed = manifest.get("files", {})
-            for name in sorted(set(names) - {MANIFEST} | set(listed)):
-                if name not in listed or name not in names or \
-                        _sha(zf.read(name)) != listed[name]:
-                    problems.append(f"{path.name}:{name}: not as {MANIFEST} lists it (sha256)")
-        zf.extractall(into, [n for n in names if n != MANIFEST])
-    folder = into / "runs" / slugs.pop()
-    if manifest is not None:
-        found = folder / "run.json"
-        run_json = json.loads(found.read_text(encoding="utf-8")) if found.is_file() else {}
-        if manifest.get("commit") != run_json.get("commit"):
-            problems.append(f"{path.name}:{MANIFEST}: commit {manifest.get('commit')!r} is not "
-                            f"run.json's {run_json.get('commit')!r}")
-    return folder, problems
+        if MANIFEST not in zf.namelist():
+            return None, [f"{path.name}: no {MANIFEST}"]
+        # The manifest's other facts are run.json's, which it lists with the rest.
+        listed = json.loads(zf.read(MANIFEST)).get("files", {})
+        problems += [f"{path.name}:{name}: not as {MANIFEST} lists it (sha256)"
+                     for name in sorted(set(names) | set(listed))
+                     if name not in names or _sha(zf.read(name)) != listed.get(name)]
+        zf.extractall(into, names)
+    return into / "runs" / slugs.pop(), problems
 
 
 def _consistency(run: runs.Run, where: str) -> list[str]:

@@ -33,12 +33,12 @@ from booktools import conditions, files
 from booktools.kernels import Stopped, execute
 
 __all__ = [
-    "Match", "Run", "NbvalComparison", "read_run", "runs", "pair_cells", "check_run",
-    "named_cells", "name_problems", "printed_line", "cell_status",
-    "hardware_report", "format_report", "stale_cells", "package_changes", "record", "strip_volatile", "code_cells",
-    "ArtifactWatch", "artifact_problems", "replacement_problem", "record_pins", "ARTIFACTS", "ARTIFACT_MAX_BYTES",
-    "normalise_source", "same_program", "as_python", "notebook_at", "restore_interrupted", "earlier_change",
-    "git",
+    "Match", "Run", "NbvalComparison", "read_run", "read_notebook", "runs", "pair_cells",
+    "check_run", "named_cells", "name_problems", "printed_line", "cell_status", "cell_name",
+    "is_hardware", "untagged_errors", "nbval_compares", "baseline", "write_run",
+    "hardware_report", "hardware_statuses", "format_report", "stale_cells", "package_changes",
+    "record", "strip_volatile", "code_cells", "record_pins", "ARTIFACTS", "ARTIFACT_MAX_BYTES",
+    "same_program", "as_python", "notebook_at", "earlier_change", "git",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/runs.py in a checkout
@@ -509,13 +509,13 @@ def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None
     for run in recorded:
         for entry in report.values():
             entry["machines"][run.machine] = dict.fromkeys(REPORT_KEYS, 0)
-        for chapter, _, _, status, _ in _hardware_statuses(run, chapters, comparison):
+        for chapter, _, _, status, _ in hardware_statuses(run, chapters, comparison):
             if status != UNRECORDED:
                 report[chapter]["machines"][run.machine][counted.get(status, "current")] += 1
     return report
 
 
-def _hardware_statuses(run: Run | None, chapters: Path, comparison: NbvalComparison):
+def hardware_statuses(run: Run | None, chapters: Path, comparison: NbvalComparison):
     """(chapter, index, cell, status, why) of each hardware cell (cell_status; run None:
     no recording)."""
     for ipynb in sorted(chapters.glob("*.ipynb")):
@@ -539,7 +539,7 @@ def stale_cells(run: Run | None, chapters: Path = CHAPTERS,
              OUTPUT_CHANGED: "its stored output changed since the recording"}
     return [f"{chapter}: {cell_name(cell) or f'code cell {index}'} "
             f"({why if status == STALE_ABOVE else stale[status]})"
-            for chapter, index, cell, status, why in _hardware_statuses(run, chapters, comparison)
+            for chapter, index, cell, status, why in hardware_statuses(run, chapters, comparison)
             if status in stale or status == STALE_ABOVE]
 
 
@@ -732,8 +732,10 @@ def _machine_facts() -> dict:
             "driver": driver, **({"compute_capability": capability} if capability else {})}
 
 
-def _stale(machine: str, root: Path = RUNS, chapters: Path = CHAPTERS) -> tuple[Run | None, list[str], list[str]]:
+def _stale(machine: str, root: Path | None = None,
+           chapters: Path = CHAPTERS) -> tuple[Run | None, list[str], list[str]]:
     """(root/<machine>/'s run or None, its stale_cells, its package_changes)."""
+    root = RUNS if root is None else root
     _check_machine_name(machine)
     restore_interrupted(root)
     run = read_run(root / machine) if (root / machine).is_dir() else None
