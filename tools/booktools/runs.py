@@ -245,20 +245,16 @@ def runs(root: Path = RUNS) -> list[Run]:
             if p.is_dir() and not p.name.startswith(".")]
 
 
-def restore_interrupted(root: Path = RUNS) -> list[str]:
+def restore_interrupted(root: Path = RUNS) -> None:
     """Put back each root/<m>/ that write_run, stopped between its renames, left as
     root/.<m>.old (a complete .<m>.new is not swapped in); says each on stderr."""
-    said = []
     for old in sorted(root.glob(".*.old")) if root.is_dir() else []:
         folder = root / old.name[1:-len(".old")]
         if old.is_dir() and not folder.exists():
             old.rename(folder)
-            said.append(f"runs: restored {_shown(folder)}/ from {old.name}/, where a record "
-                        f"stopped while replacing it left it; record {folder.name} again "
-                        "for a new recording")
-    for line in said:
-        print(line, file=sys.stderr)
-    return said
+            print(f"runs: restored {_shown(folder)}/ from {old.name}/, where a record stopped "
+                  f"while replacing it left it; record {folder.name} again for a new "
+                  "recording", file=sys.stderr)
 
 
 def strip_volatile(nb):
