@@ -345,12 +345,9 @@ def printed_line(cell) -> str:
 
 
 class NbvalComparison:
-    """nbval's IPyNbCell.compare_outputs, outside a kernel: a recording is judged as nbval
-    judges a re-execution.
-
-    nbval (pinned) has no public function for it: its method is called unbound, this
-    object standing in for the item (tests/test_recorded_runs.py checks SKIP_COMPARE).
-    """
+    """nbval's IPyNbCell.compare_outputs outside a kernel: a recording judged as a re-execution."""
+    # nbval (pinned) has no public function for it: its methods are called unbound, this
+    # object standing in for the item (tests/test_recorded_runs.py checks SKIP_COMPARE).
     # IPyNbFile.skip_compare without --nbdime: PNG and JPEG are never compared.
     SKIP_COMPARE = ('metadata', 'traceback', 'prompt_number', 'output_type', 'name',
                     'execution_count', 'application/vnd.jupyter.widget-view+json',
@@ -459,9 +456,7 @@ def earlier_change(above: list, match: Match, recorded_cells: list) -> str | Non
 def cell_status(cell, match: Match | None, recorded_cells: list, base,
                 comparison: NbvalComparison, above: list | None = None) -> tuple[str, str | None]:
     """(status, why) of a chapter's code cell against its recording (``above``: the code
-    before it, earlier_change). Where outputs differ, ``base`` (the notebook stored at
-    the recorded commit) tells OUTPUT_CHANGED (the stored output changed too) from HARDWARE.
-    """
+    before it; ``base``: the notebook stored at the recorded commit, OUTPUT_CHANGED or HARDWARE)."""
     if match is None:
         return UNRECORDED, None
     if not match.current:
@@ -748,12 +743,8 @@ def _github_output(**values: str) -> None:
 def record(machine: str, label: str | None, only: list[str] | None = None,
            timeout: int = 600, chapters: Path = CHAPTERS, root: Path = RUNS,
            replace: bool = False, if_stale: bool = False) -> int:
-    """Execute every chapter (or those named) in a fresh kernel; store root/<machine>/
-    with the files named hardware cells wrote (ArtifactWatch). Nothing is written on
-    an untagged error, an unnamed hardware cell, a dead kernel, Ctrl-C or SIGTERM, nor
-    over a recording of other GPUs unless ``replace`` (replacement_problem); with
-    ``if_stale``, nor while `runs stale` names nothing. $GITHUB_OUTPUT gets record=true
-    (label, commit) or record=false."""
+    """Execute the chapters and store root/<machine>/ and what hardware cells wrote; when
+    nothing is stored: runbooks/recording.md. $GITHUB_OUTPUT: record=true|false, label, commit."""
     import nbformat
     _check_machine_name(machine)
     restore_interrupted(root)
