@@ -1,13 +1,10 @@
-"""The scripts the record workflow calls, as far as they go without GitHub or a GPU:
-scripts/record-setup.sh, scripts/record-needed.sh and scripts/record-pr.sh."""
-import base64
-import http.server
+"""The record workflow, as far as it goes without GitHub or a GPU: scripts/record-setup.sh,
+scripts/record-run.sh (--if-stale, $GITHUB_OUTPUT) and the jobs' steps."""
 import json
 import os
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import nbformat
@@ -58,8 +55,7 @@ def test_record_setup_refuses_a_python_that_cannot_record(tmp_path, version, cud
 def book(tmp_path) -> Path:
     """A book with one chapter, its tooling and runs/current/ recorded from that very chapter."""
     (tmp_path / "scripts").mkdir()
-    for script in ("record-needed.sh", "record-python.sh"):
-        shutil.copy(ROOT / "scripts" / script, tmp_path / "scripts")
+    shutil.copy(ROOT / "scripts" / "record-run.sh", tmp_path / "scripts")
     shutil.copytree(ROOT / "tools" / "booktools", tmp_path / "tools" / "booktools",
                     ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "tests").mkdir()
@@ -75,133 +71,35 @@ def book(tmp_path) -> Path:
     return tmp_path
 
 
-def needed(book: Path, *args) -> tuple[str, str]:
-    """record-needed.sh's output and what it wrote to $GITHUB_OUTPUT."""
+def stale(book: Path, machine: str) -> str:
+    """What `runs stale MACHINE` names in book (what --if-stale records for)."""
+    return run([PYTHON, "-m", "booktools.runs", "stale", machine], book,
+               {"PYTHONPATH": str(book / "tools")}).stdout
+
+
+def test_record_if_stale_records_nothing_while_every_hardware_cell_is_current(book):
     output = book / "github-output"
-    output.write_text("")
-    proc = run(["bash", "scripts/record-needed.sh", *args], book,
+    proc = run(["bash", "scripts/record-run.sh", "current", "--if-stale"], book,
                {"PYTHON": PYTHON, "GITHUB_OUTPUT": str(output)})
-    return proc.stdout, output.read_text()
-
-
-def test_record_needed_only_when_a_hardware_cell_lacks_a_current_recording(book):
-    out, github = needed(book, "current", "push")
-    assert github == "record=false\n"
-    assert "every hardware cell has a current recording in runs/current/" in out
+    assert output.read_text() == "record=false\n"
+    assert "every hardware cell has a current recording in runs/current/" in proc.stdout
+    assert stale(book, "current") == ""
     # Edit one hardware cell of the chapter: its recording is now of an earlier version.
     path = book / "chapters" / "devices.ipynb"
     nb = nbformat.read(path, as_version=4)
     cell = next(c for c in nb.cells if "hardware" in c.metadata.get("tags", []))
     cell.source += "\nprint('edited')"
     nbformat.write(nb, path)
-    out, github = needed(book, "current", "push")
-    assert github == "record=true\n"
-    assert f"  devices: {cell.metadata['name']} (recorded from an earlier version)\n" in out
-    assert out.count("(recorded from an earlier version)") == 1
+    lines = stale(book, "current").splitlines()
+    assert lines[0] == f"devices: {cell.metadata['name']} (recorded from an earlier version)"
+    assert all(line.endswith("above it changed since the recording)") for line in lines[1:])
 
 
-def test_record_needed_for_a_new_machine_and_when_asked_by_hand(book):
-    out, github = needed(book, "new-machine", "push")
-    assert github == "record=true\n" and "devices: choose-device (not recorded)" in out
-    out, github = needed(book, "current", "workflow_dispatch")
-    assert github == "record=true\n" and "asked by hand" in out
-    proc = run(["bash", "scripts/record-needed.sh", "../up"], book, {"PYTHON": PYTHON}, check=False)
+def test_a_new_machine_is_stale_and_a_bad_machine_name_refused(book):
+    assert "devices: choose-device (not recorded)" in stale(book, "new-machine")
+    proc = run(["bash", "scripts/record-run.sh", "../up", "--if-stale"], book,
+               {"PYTHON": PYTHON}, check=False)
     assert proc.returncode != 0 and "machine name '../up'" in proc.stderr
-
-
-FAKE_GH = """#!/usr/bin/env bash
-# gh as record-pr.sh uses it: logs its arguments; `pr list` prints $FAKE_GH_OPEN_PR.
-args="$*"
-echo "${args//$'\n'/\\n}" >> "$FAKE_GH_LOG"
-case "$1 $2" in
-  "pr list") echo "${FAKE_GH_OPEN_PR:-}" ;;
-  "pr create") echo "https://github.com/example/book/pull/1" ;;
-  "auth git-credential")  # git's credential helper protocol: a password for `get`
-    cat > /dev/null
-    if [ "$3" = get ]; then printf 'username=x-access-token\npassword=%s\n' "$GH_TOKEN"; fi ;;
-  *) echo "fake gh: unexpected: $*" >&2; exit 1 ;;
-esac
-"""
-
-
-@pytest.fixture
-def clone(tmp_path) -> tuple[Path, dict]:
-    """A clone of a small repository (origin: a bare one), with gh faked on PATH."""
-    env = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-           "FAKE_GH_LOG": str(tmp_path / "gh.log"), "GH_TOKEN": "record-token",
-           "GIT_TERMINAL_PROMPT": "0"}
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "gh").write_text(FAKE_GH)
-    (bin_dir / "gh").chmod(0o755)
-    env["PATH"] = f"{bin_dir}:{os.environ['PATH']}"
-    run(["git", "init", "-q", "--bare", "-b", "main", "origin.git"], tmp_path, env)
-    run(["git", "clone", "-q", "origin.git", "work"], tmp_path, env)
-    work = tmp_path / "work"
-    (work / "scripts").mkdir()
-    shutil.copy(ROOT / "scripts" / "record-pr.sh", work / "scripts")
-    (work / "runs").mkdir()
-    (work / "runs" / "README").write_text("recorded runs\n")
-    identity = ["-c", "user.name=Maintainer", "-c", "user.email=m@example.com"]
-    run(["git", "add", "."], work, env)
-    run(["git", *identity, "commit", "-q", "-m", "start"], work, env)
-    run(["git", "push", "-q", "origin", "main"], work, env)
-    return work, env
-
-
-def record_into(work: Path, label: str, commit: str) -> None:
-    folder = work / "runs" / "gpu-box"
-    folder.mkdir(exist_ok=True)
-    (folder / "run.json").write_text(json.dumps({"label": label, "commit": commit}))
-    (folder / "devices.ipynb").write_text(f"{{\"recorded\": \"{commit}\"}}\n")
-
-
-def test_record_pr_commits_the_run_alone_and_opens_a_pull_request(clone):
-    work, env = clone
-    record_into(work, "NVIDIA T4", "abc1234")
-    (work / "stray.txt").write_text("not part of the run\n")
-    proc = run(["bash", "scripts/record-pr.sh", "gpu-box"], work, env)
-    assert proc.stdout.strip() == "https://github.com/example/book/pull/1"
-    log = Path(env["FAKE_GH_LOG"]).read_text().splitlines()
-    assert log[0] == "pr list --head record/gpu-box --state open --json url --jq .[0].url // \"\""
-    assert log[1].startswith("pr create --base main --head record/gpu-box --title Recorded run: "
-                             "runs/gpu-box/ (NVIDIA T4, commit abc1234) --body ")
-    git = lambda *args: run(["git", *args], work, env).stdout.strip()  # noqa: E731
-    assert git("branch", "--show-current") == "main"
-    pushed = "origin/record/gpu-box"
-    git("fetch", "-q", "origin")
-    assert git("log", "--format=%s|%an", f"main..{pushed}") == \
-        "Record runs/gpu-box/ on NVIDIA T4 at abc1234|github-actions[bot]"
-    assert git("diff", "--name-only", "main", pushed).splitlines() == [
-        "runs/gpu-box/devices.ipynb", "runs/gpu-box/run.json"]
-    assert (work / "stray.txt").is_file() and "stray.txt" in git("status", "--porcelain")
-
-    # A second recording while that pull request is open: the branch moves, no new PR.
-    record_into(work, "NVIDIA T4", "def5678")
-    proc = run(["bash", "scripts/record-pr.sh", "gpu-box"], work,
-               {**env, "FAKE_GH_OPEN_PR": "https://github.com/example/book/pull/1"})
-    assert proc.stdout.strip() == "record-pr: updated https://github.com/example/book/pull/1"
-    assert [line.split()[1] for line in Path(env["FAKE_GH_LOG"]).read_text().splitlines()] == \
-        ["list", "create", "list"]
-    git("fetch", "-q", "origin")
-    assert git("log", "--format=%s", f"main..{pushed}") == \
-        "Record runs/gpu-box/ on NVIDIA T4 at def5678"
-
-
-def test_record_pr_does_nothing_for_an_unchanged_run_and_refuses_a_detached_head(clone):
-    work, env = clone
-    proc = run(["bash", "scripts/record-pr.sh", "gpu-box"], work, env, check=False)
-    assert proc.returncode == 2 and "no recorded run runs/gpu-box/run.json" in proc.stderr
-    record_into(work, "NVIDIA T4", "abc1234")
-    identity = ["-c", "user.name=Maintainer", "-c", "user.email=m@example.com"]
-    run(["git", "add", "runs"], work, env)
-    run(["git", *identity, "commit", "-q", "-m", "runs"], work, env)
-    proc = run(["bash", "scripts/record-pr.sh", "gpu-box"], work, env)
-    assert proc.stdout.strip() == "record-pr: runs/gpu-box/ is as main has it: no pull request"
-    run(["git", "checkout", "-q", "--detach"], work, env)
-    proc = run(["bash", "scripts/record-pr.sh", "gpu-box"], work, env, check=False)
-    assert proc.returncode == 2 and "HEAD is detached" in proc.stderr
-    assert not Path(env["FAKE_GH_LOG"]).exists()
 
 
 # --- record-setup.sh: a venv beside the machine's torch, online or from wheels ---
@@ -305,8 +203,9 @@ def test_a_rehearsal_on_a_cpu_records_a_chapter_into_a_scratch_machine(gpu_machi
     wheels beside this Python (whose packages satisfy the pins, as a GPU image's would
     satisfy none), then record-run into a scratch machine folder."""
     book, _, env = gpu_machine
-    for script in ("record-run.sh", "record-python.sh"):
-        shutil.copy(ROOT / "scripts" / script, book / "scripts")
+    shutil.copy(ROOT / "scripts" / "record-run.sh", book / "scripts")
+    (book / "tests").mkdir()
+    shutil.copy(ROOT / "tests" / "sanitize.cfg", book / "tests")  # runs stale compares by it
     shutil.copytree(ROOT / "d2lgpu", book / "d2lgpu", ignore=shutil.ignore_patterns("__pycache__"))
     (book / "chapters").mkdir()
     shutil.copy(ROOT / "chapters" / "intro.ipynb", book / "chapters")
@@ -321,96 +220,19 @@ def test_a_rehearsal_on_a_cpu_records_a_chapter_into_a_scratch_machine(gpu_machi
     proc = run(["bash", "scripts/record-setup.sh", "--wheels", str(wheels)], book, env)
     assert "record-setup: rehearsal with torch" in proc.stdout
     del env["PYTHON"]  # record-run.sh takes .venv-record/bin/python
-    proc = run(["bash", "scripts/record-run.sh", "scratch-cpu", "--chapter", "intro"], book, env)
+    env["GITHUB_OUTPUT"] = str(tmp_path / "github-output")  # as the workflow's push runs it
+    proc = run(["bash", "scripts/record-run.sh", "scratch-cpu", "--chapter", "intro",
+                "--if-stale"], book, env)
+    assert "record: runs/scratch-cpu/ is not current (runs stale):" in proc.stdout
     assert proc.stdout.splitlines()[-1].startswith("record: wrote ")
     meta = json.loads((book / "runs" / "scratch-cpu" / "run.json").read_text())
     head = run(["git", "rev-parse", "--short", "HEAD"], book).stdout.strip()
     assert meta["gpus"] == [] and meta["label"] == "CPU" and meta["commit"] == head
+    assert Path(env["GITHUB_OUTPUT"]).read_text() == f"record=true\nlabel=CPU\ncommit={head}\n"
     recorded = nbformat.read(book / "runs" / "scratch-cpu" / "intro.ipynb", as_version=4)
     versions = next(c for c in recorded.cells if c.metadata.get("name") == "versions")
     import torch
     assert f"PyTorch version:      {torch.__version__}" in versions.outputs[0]["text"]
-
-
-class GitOverHTTP(http.server.BaseHTTPRequestHandler):
-    """git's smart HTTP (git http-backend) for the repositories under server.root, to a
-    client that authenticates with the token server.token alone, as GitHub would."""
-
-    def log_message(self, *args):
-        pass
-
-    def _serve(self):
-        auth = self.headers.get("Authorization", "")
-        self.server.seen.append(auth)
-        good = "Basic " + base64.b64encode(f"x-access-token:{self.server.token}".encode()).decode()
-        if auth != good:
-            self.send_response(401)
-            self.send_header("WWW-Authenticate", 'Basic realm="git"')
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        path, _, query = self.path.partition("?")
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        env = {"PATH": os.environ["PATH"], "GIT_PROJECT_ROOT": str(self.server.root),
-               "GIT_HTTP_EXPORT_ALL": "1", "PATH_INFO": path, "QUERY_STRING": query,
-               "REQUEST_METHOD": self.command, "REMOTE_USER": "x-access-token",
-               "REMOTE_ADDR": "127.0.0.1", "CONTENT_LENGTH": str(len(body)),
-               "CONTENT_TYPE": self.headers.get("Content-Type", ""),
-               "HTTP_CONTENT_ENCODING": self.headers.get("Content-Encoding", ""),
-               "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
-        out = subprocess.run(["git", "http-backend"], input=body, env=env,
-                             capture_output=True, timeout=60).stdout
-        head, _, payload = out.partition(b"\r\n\r\n")
-        status, headers = 200, []
-        for line in head.decode().split("\r\n"):
-            key, _, value = line.partition(":")
-            if key.lower() == "status":
-                status = int(value.split()[0])
-            elif key:
-                headers.append((key, value.strip()))
-        self.send_response(status)
-        for key, value in headers:
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    do_GET = do_POST = _serve
-
-
-def test_record_pr_pushes_with_gh_token_and_never_a_credential_left_in_git_config(clone):
-    work, env = clone
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), GitOverHTTP)
-    server.root, server.token, server.seen = work.parent, "record-token", []
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/origin.git"
-        run(["git", "remote", "set-url", "origin", url], work, env)
-        # What actions/checkout leaves when it persists credentials: the workflow's
-        # own token as a header. GitHub accepts it; pushed with it, the PR gets no checks.
-        stale = base64.b64encode(b"x-access-token:workflow-token").decode()
-        run(["git", "config", "http.http://127.0.0.1/.extraheader",
-             f"AUTHORIZATION: basic {stale}"], work, env)
-        run(["git", "config", f"http.{url}.extraheader", f"AUTHORIZATION: basic {stale}"],
-            work, env)
-        record_into(work, "NVIDIA T4", "abc1234")
-        proc = run(["bash", "scripts/record-pr.sh", "gpu-box"], work, env)
-        assert proc.stdout.strip() == "https://github.com/example/book/pull/1"
-        pushed = run(["git", "--git-dir", str(work.parent / "origin.git"), "log", "--format=%s",
-                      "record/gpu-box", "-1"], work, env).stdout.strip()
-        assert pushed == "Record runs/gpu-box/ on NVIDIA T4 at abc1234"
-        token = "Basic " + base64.b64encode(b"x-access-token:record-token").decode()
-        assert token in server.seen and not any("workflow-token" in base64.b64decode(
-            a.split()[-1]).decode() for a in server.seen if a)
-        assert "auth git-credential get" in Path(env["FAKE_GH_LOG"]).read_text()
-        # Without a token, nothing is committed or pushed.
-        record_into(work, "NVIDIA T4", "def5678")
-        proc = run(["bash", "scripts/record-pr.sh", "gpu-box"], work,
-                   {**env, "GH_TOKEN": ""}, check=False)
-        assert proc.returncode == 2 and proc.stderr.startswith("record-pr: no GH_TOKEN")
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_record_needed_when_d2lgpu_changed_since_the_recorded_commit(book):
@@ -433,9 +255,8 @@ def test_record_needed_when_d2lgpu_changed_since_the_recorded_commit(book):
     assert runs.package_changes(recording, root=book) == []
     (book / "d2lgpu" / "devices.py").write_text("def gpu(): return 'cuda:1'\n")
     run([*git, "commit", "-q", "-am", "a helper changed, no chapter did"], book)
-    out, github = needed(book, "current", "push")
-    assert github == "record=true\n"
-    assert f"  d2lgpu: devices.py (changed since the recorded commit {recorded})\n" in out
+    assert stale(book, "current") == \
+        f"d2lgpu: devices.py (changed since the recorded commit {recorded})\n"
     # A recorded commit that this clone's history lacks cannot be judged: record.
     recording.meta["commit"] = "0" * 12
     assert runs.package_changes(recording, root=book) == [
@@ -458,36 +279,38 @@ def test_the_record_workflow_keeps_every_token_off_the_gpu_machine():
     assert not any("PYTHON" in s.get("env", {}) for s in rest)
     # The GPU job names no secret and no token; it hands the run over as an artifact.
     assert "secrets." not in json.dumps(job) and "token" not in json.dumps(job).lower()
+    record = next(s for s in job["steps"] if s.get("id") == "record")
+    assert record["run"] == \
+        'bash scripts/record-run.sh "$MACHINE" --label "$LABEL" ${ON_PUSH:+--if-stale}'
+    assert record["env"]["ON_PUSH"] == "${{ github.event_name == 'push' && '1' || '' }}"
+    assert job["outputs"] == {key: f"${{{{ steps.record.outputs.{key} }}}}"
+                              for key in ("record", "label", "commit")}
     upload = job["steps"][-1]
     assert upload["uses"].startswith("actions/upload-artifact@")
+    assert upload["if"] == "steps.record.outputs.record == 'true'"
     assert upload["with"]["path"] == "runs/${{ env.MACHINE }}/"
     propose = workflow["jobs"]["propose"]
     assert propose["needs"] == "record" and propose["environment"] == "record"
-    assert propose["runs-on"] == "ubuntu-latest"
+    assert propose["runs-on"] == "ubuntu-latest" and propose["permissions"] == {"contents": "read"}
     assert propose["if"] == "needs.record.outputs.record == 'true'"
     mint = next(s for s in propose["steps"] if s.get("id") == "app-token")
     assert mint["with"]["permission-contents"] == "write"
     assert mint["with"]["permission-pull-requests"] == "write"
-    push = propose["steps"][-1]
-    assert push["run"] == 'bash scripts/record-pr.sh "$MACHINE" --from "$RUN"'
-    assert push["env"]["GH_TOKEN"] == "${{ steps.app-token.outputs.token || secrets.RECORD_TOKEN }}"
+    # The artifact replaces runs/MACHINE/ (what it lacks is deleted), then the App's
+    # token commits it alone on record/MACHINE and opens or updates the pull request.
+    remove, download = propose["steps"][1:3]
+    assert remove["run"] == 'rm -rf -- "runs/$MACHINE"'
+    assert download["uses"].startswith("actions/download-artifact@")
+    assert download["with"] == {"name": "run", "path": "runs/${{ env.MACHINE }}"}
+    pull = propose["steps"][-1]
+    assert pull["uses"].split("@")[0] == "peter-evans/create-pull-request"
+    label, commit = "${{ needs.record.outputs.label }}", "${{ needs.record.outputs.commit }}"
+    folder = "runs/${{ env.MACHINE }}"
+    assert pull["with"] == {
+        "token": "${{ steps.app-token.outputs.token || secrets.RECORD_TOKEN }}",
+        "add-paths": folder, "branch": "record/${{ env.MACHINE }}",
+        "commit-message": f"Record {folder}/ on {label} at {commit}",
+        "title": f"Recorded run: {folder}/ ({label}, commit {commit})",
+        "body": f"The chapters executed on {label} at commit {commit} by scripts/record-run.sh "
+                f"(the record workflow); {folder}/run.json says the rest.\n"}
     assert "GITHUB_TOKEN" not in json.dumps(workflow)
-
-
-def test_record_pr_takes_the_run_from_the_artifact_folder(clone, tmp_path):
-    work, env = clone
-    artifact = tmp_path / "run"
-    artifact.mkdir()
-    (artifact / "run.json").write_text(json.dumps({"label": "NVIDIA T4", "commit": "abc1234"}))
-    (artifact / "devices.ipynb").write_text("{}\n")
-    stale = work / "runs" / "gpu-box" / "gone.ipynb"  # no longer in the run: removed
-    stale.parent.mkdir(parents=True)
-    stale.write_text("{}\n")
-    proc = run(["bash", "scripts/record-pr.sh", "gpu-box", "--from", str(artifact)], work, env)
-    assert proc.stdout.strip() == "https://github.com/example/book/pull/1"
-    run(["git", "fetch", "-q", "origin"], work, env)
-    pushed = run(["git", "ls-tree", "-r", "--name-only", "origin/record/gpu-box", "runs/gpu-box"],
-                 work, env).stdout.split()
-    assert pushed == ["runs/gpu-box/devices.ipynb", "runs/gpu-box/run.json"]
-    proc = run(["bash", "scripts/record-pr.sh", "gpu-box", "--from"], work, env, check=False)
-    assert proc.returncode == 2 and "usage: bash scripts/record-pr.sh MACHINE [--from DIR]" in proc.stderr

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import shutil
 import subprocess
 import zipfile
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -239,25 +237,20 @@ def test_a_slug_names_the_gpu_and_the_platform(gpu, platform, slug):
     assert contributed.slug(gpu, platform) == slug
 
 
-@pytest.mark.parametrize("can_write, said", [
-    (True, "verify-report: commented on pull request 7"),
-    (False, "verify-report: no comment (a fork's pull request gets a read-only token)"),
-])
-def test_the_report_job_posts_on_the_summary_and_comments_where_it_may(tmp_path, can_write,
-                                                                       said):
-    script = Path(__file__).resolve().parent.parent / "scripts" / "verify-report.sh"
-    (tmp_path / "gh").write_text('#!/usr/bin/env bash\necho "$*" >> "$LOG"\n'
-                                 f'exit {0 if can_write else 1}\n')
-    (tmp_path / "gh").chmod(0o755)
-    report, summary = tmp_path / "verify.md", tmp_path / "summary.md"
-    report.write_text("## Recordings in this pull request\nverify: accepted\n")
-    proc = subprocess.run(["bash", str(script), str(report), "7"], capture_output=True,
-                          text=True, env={**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}",
-                                          "LOG": str(tmp_path / "log"),
-                                          "GITHUB_STEP_SUMMARY": str(summary)})
-    assert proc.returncode == 0 and said in proc.stdout
-    assert summary.read_text() == report.read_text()
-    assert (tmp_path / "log").read_text().startswith("pr comment 7 --body-file ")
-    bad = subprocess.run(["bash", str(script), str(report), "7; rm -rf /"],
-                         capture_output=True, text=True)
-    assert bad.returncode == 2 and "usage:" in bad.stderr
+def test_the_workflow_verifies_each_recording_a_pull_request_changes(book, tmp_path,
+                                                                    monkeypatch):
+    base = _git(book, "rev-parse", "HEAD")
+    _git(book, "add", "runs")
+    _git(book, "-c", "user.name=t", "-c", "user.email=t@example.org", "commit", "-qm", "run")
+    report, summary = tmp_path / "report" / "verify.md", tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert contributed.verify_changed(base, book, report) == 0
+    text = report.read_text()
+    assert text.startswith("## Recordings in this pull request\n\n### runs/toy-gpu\n\n```\n")
+    assert "verify: accepted runs/toy-gpu/ (Tesla T4, 2026-11-28)" in text
+    assert text.endswith("```\n") and summary.read_text() == text
+    # Nothing under runs/ changed: refused, saying so.
+    report.unlink()
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY")
+    assert contributed.verify_changed("HEAD", book, report) == 1
+    assert report.read_text().endswith("No file under runs/ changed since HEAD.\n")

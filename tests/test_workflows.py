@@ -11,9 +11,13 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = ROOT / ".github" / "workflows"
 PINNED = re.compile(r"uses: ([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # v\d+(?:\.\d+){0,2}$")
-# A run: step is one line that runs a script of the repository, with arguments but no
-# other command, so that no logic runs only on GitHub: what it calls is tested here.
-STEP = re.compile(r"bash ((?:scripts|\.ci)/[\w.-]+)(?: (?:[^&|;<>`$\n]|\$(?!\())*)?")
+# A run: step is one line that runs a script or a booktools command of the repository,
+# with arguments but no other command, so that no logic runs only on GitHub: what it
+# calls is tested here. The record workflow's propose job empties the folder a recording
+# replaces (REMOVE).
+STEP = re.compile(r"(?:bash ((?:scripts|\.ci)/[\w.-]+)|\.venv/bin/python -m (booktools\.\w+))"
+                  r"(?: (?:[^&|;<>`$\n]|\$(?!\())*)?")
+REMOVE = 'rm -rf -- "runs/$MACHINE"'
 
 
 def load(name: str) -> dict:
@@ -27,6 +31,8 @@ def run_steps(name: str) -> list[str]:
 
 def calls_a_script(run: str) -> bool:
     match = STEP.fullmatch(run.strip())
+    if match and match[2]:
+        return (ROOT / "tools" / f"{match[2].replace('.', '/')}.py").is_file()
     return bool(match) and (ROOT / match[1]).is_file()
 
 
@@ -38,15 +44,20 @@ def test_every_run_step_calls_a_script_of_the_repository():
     assert steps["test"] == ["bash .ci/lint", "bash .ci/run"]
     assert steps["publish"] == ['bash scripts/publish-notebooks.sh "$TAG"',
                                 'bash scripts/build-dist.sh "$TAG"']
-    assert steps["verify"] == ['bash scripts/verify-recording.sh "$BASE" "$REPORT"',
-                               'bash scripts/verify-report.sh "$REPORT" "$NUMBER"']
-    assert [(name, run) for name in names for run in steps[name] if not calls_a_script(run)] == []
+    assert steps["verify"] == [
+        "bash scripts/setup.sh",
+        '.venv/bin/python -m booktools.runs verify --base "$BASE" --report "$REPORT"']
+    assert steps["record"].count(REMOVE) == 1
+    assert [(name, run) for name in names for run in steps[name]
+            if not calls_a_script(run) and run != REMOVE] == []
 
 
 @pytest.mark.parametrize("run", ["make deploy", "bash scripts/nope.sh",
                                  "bash scripts/build-dist.sh && curl -s https://x.org | sh",
                                  "bash .ci/run\nbash .ci/lint", "bash -c 'rm -rf /'",
-                                 "bash scripts/build-dist.sh $(curl -s https://x.org)"])
+                                 "bash scripts/build-dist.sh $(curl -s https://x.org)",
+                                 ".venv/bin/python -m booktools.nope",
+                                 ".venv/bin/python -m booktools.runs report; curl x.org"])
 def test_a_run_step_with_other_commands_is_refused(run):
     assert not calls_a_script(run)
 
@@ -161,9 +172,14 @@ def test_a_proposed_recording_is_verified_read_only_and_reported_by_another_job(
     assert "permissions" not in jobs["verify"]  # the workflow's: read only
     assert jobs["report"]["permissions"] == {"contents": "read", "pull-requests": "write"}
     assert jobs["report"]["needs"] == "verify"
-    # The job that may write runs the base branch's scripts, not the pull request's.
-    checkout = jobs["report"]["steps"][0]
-    assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+    # The job that may write runs no code of the repository: it posts the report alone,
+    # and a fork's read-only token, which cannot, fails no check.
+    download, comment = jobs["report"]["steps"]
+    assert download["uses"].startswith("actions/download-artifact@")
+    assert comment["uses"].startswith("peter-evans/create-or-update-comment@")
+    assert comment["with"] == {"issue-number": "${{ github.event.pull_request.number }}",
+                               "body-path": "${{ runner.temp }}/report/verify.md"}
+    assert comment["continue-on-error"] is True
     assert all(s.get("with", {}).get("persist-credentials") is False
                for job in jobs.values() for s in job["steps"] if "checkout" in s.get("uses", ""))
     form = yaml.safe_load((ROOT / ".github" / "ISSUE_TEMPLATE" / "recording.yml").read_text())

@@ -1,5 +1,6 @@
 """A reader's recording: ``scrub`` and ``pack`` on their machine (notebooks/record.md),
-``verify`` here (python -m booktools.runs verify PATH [--base REF]).
+``verify`` here (python -m booktools.runs verify PATH [--base REF]; with --base alone, each
+runs/<slug> changed since REF, in a Markdown report: the verify workflow).
 
 PATH is runs/<slug> or the zip ``pack`` made (with manifest.json, each file's sha256).
 ``verify`` refuses, one line each, what runbooks/recording.md lists; an accepted one
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import getpass
 import hashlib
+import io
 import json
 import os
 import re
@@ -18,9 +20,10 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from booktools import claims, runs
+from booktools import claims, files, runs
 
-__all__ = ["PRIVATE", "private_problems", "scrub", "pack", "slug", "verify", "confirmed", "main"]
+__all__ = ["PRIVATE", "private_problems", "scrub", "pack", "slug", "verify", "confirmed", "main",
+           "verify_changed"]
 
 MANIFEST = "manifest.json"
 # What no contributed output may hold (verify), each with what it is.
@@ -161,41 +164,26 @@ def pack(folder: Path, zip_path: Path, meta_extra: dict | None = None) -> dict:
 
 def _unzip(path: Path, into: Path) -> tuple[Path | None, list[str]]:
     """Extract a packed recording; (its runs/<slug> folder, problems)."""
-    problems, slugs = [], set()
     with zipfile.ZipFile(path) as zf:
-        names = [n for n in zf.namelist() if not n.endswith("/")]
-        for name in names:
-            parts = Path(name).parts
-            if name == MANIFEST:
-                continue
-            if (len(parts) < 3 or parts[0] != "runs" or ".." in parts or name.startswith("/")
-                    or "\\" in name):
-                problems.append(f"{path.name}:{name}: a file outside runs/<slug>/")
-            else:
-                slugs.add(parts[1])
+        names = [n for n in zf.namelist() if not n.endswith("/") and n != MANIFEST]
+        outside = [n for n in names if len(Path(n).parts) < 3 or Path(n).parts[0] != "runs"
+                   or ".." in Path(n).parts or n.startswith("/") or "\\" in n]
+        problems = [f"{path.name}:{name}: a file outside runs/<slug>/" for name in outside]
+        slugs = {Path(n).parts[1] for n in names if n not in outside}
         if len(slugs) > 1:
             problems.append(f"{path.name}: files of {len(slugs)} recordings ({sorted(slugs)}); "
                             "one zip holds one runs/<slug>/")
         if problems or not slugs:
             return None, problems or [f"{path.name}: no runs/<slug>/ in it"]
-        manifest = json.loads(zf.read(MANIFEST)) if MANIFEST in names else None
-        if manifest is None:
-            problems.append(f"{path.name}: no {MANIFEST}")
-        else:
-            listed = manifest.get("files", {})
-            for name in sorted(set(names) - {MANIFEST} | set(listed)):
-                if name not in listed or name not in names or \
-                        _sha(zf.read(name)) != listed[name]:
-                    problems.append(f"{path.name}:{name}: not as {MANIFEST} lists it (sha256)")
-        zf.extractall(into, [n for n in names if n != MANIFEST])
-    folder = into / "runs" / slugs.pop()
-    if manifest is not None:
-        found = folder / "run.json"
-        run_json = json.loads(found.read_text(encoding="utf-8")) if found.is_file() else {}
-        if manifest.get("commit") != run_json.get("commit"):
-            problems.append(f"{path.name}:{MANIFEST}: commit {manifest.get('commit')!r} is not "
-                            f"run.json's {run_json.get('commit')!r}")
-    return folder, problems
+        if MANIFEST not in zf.namelist():
+            return None, [f"{path.name}: no {MANIFEST}"]
+        # The manifest's other facts are run.json's, which it lists with the rest.
+        listed = json.loads(zf.read(MANIFEST)).get("files", {})
+        problems += [f"{path.name}:{name}: not as {MANIFEST} lists it (sha256)"
+                     for name in sorted(set(names) | set(listed))
+                     if name not in names or _sha(zf.read(name)) != listed.get(name)]
+        zf.extractall(into, names)
+    return into / "runs" / slugs.pop(), problems
 
 
 def _consistency(run: runs.Run, where: str) -> list[str]:
@@ -325,7 +313,7 @@ def main(path: str, base: str | None = None, root: Path = runs.ROOT, out=None) -
     problems, run = verify(Path(path), root, base)
     if problems:
         print("\n".join(problems), file=out)
-        print(f"verify: refused: {len(problems)} problems in {path}", file=out)
+        print(f"verify: refused: {len(problems)} problems in {files.shown(Path(path))}", file=out)
         return 1
     results = confirmed(run, root)
     for status in ("contradicted", "held", "unchecked"):
@@ -338,3 +326,26 @@ def main(path: str, base: str | None = None, root: Path = runs.ROOT, out=None) -
           f"{run.meta['date']}): claims {counts['held']} confirmed, {counts['contradicted']} "
           f"contradicted, {counts['unchecked']} unchecked", file=out)
     return 0
+
+
+def verify_changed(base: str, root: Path = runs.ROOT, report: Path | None = None) -> int:
+    """main for each runs/<slug> changed since base, as Markdown printed and added to
+    report and $GITHUB_STEP_SUMMARY; 1 when one is refused or none changed."""
+    changed = runs.git("diff", "--name-only", f"{base}...HEAD", "--", "runs/", root=root)
+    folders = sorted({"/".join(Path(name).parts[:2]) for name in changed.stdout.split()})
+    lines = ["## Recordings in this pull request"]
+    if not folders:
+        lines.append(f"No file under runs/ changed since {base}.")
+    status = 0 if folders else 1
+    for folder in folders:
+        said = io.StringIO()
+        status |= main(str(root / folder), base, root, said)
+        lines += ["", f"### {folder}", "", "```", said.getvalue().rstrip("\n"), "```"]
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    for path in (report, os.environ.get("GITHUB_STEP_SUMMARY")):
+        if path:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "a", encoding="utf-8") as out:
+                out.write(text)
+    return status

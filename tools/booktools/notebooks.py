@@ -27,7 +27,7 @@ from booktools import files, kernels
 from booktools.files import read_text, shown
 from booktools.runs import code_cells, strip_volatile
 
-__all__ = ["refresh", "machine", "cpu_model", "MACHINE_KEY",
+__all__ = ["refresh", "machine", "MACHINE_KEY",
            "read_markdown", "pair_problem", "pair_problems", "chapter_markdowns",
            "unexecuted", "output_problems", "keep_outputs", "md_line", "unclosed_fence",
            "markdown_problems", "raised",
@@ -88,29 +88,9 @@ def read_markdown(md: Path):
 def machine() -> dict:
     """This machine as the kernels (this interpreter) see it: CPU, PyTorch's threads, version."""
     import torch
+    with kernels.kernel_caches():  # d2lgpu imports matplotlib, whose caches go under $HOME
+        from d2lgpu.matmul import cpu_model
     return {"cpu": cpu_model(), "threads": torch.get_num_threads(), "torch": torch.__version__}
-
-
-def cpu_model() -> str:
-    """The CPU's model name, as d2lgpu.matmul.cpu_model finds it (importing d2lgpu would
-    import matplotlib, whose caches go under $HOME)."""
-    import platform
-    import subprocess
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    if platform.system() == "Darwin":
-        try:
-            return subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"],
-                                  capture_output=True, text=True, encoding="utf-8",
-                                  check=True).stdout.strip()
-        except (OSError, subprocess.CalledProcessError):
-            pass
-    return platform.processor() or platform.machine() or "unknown CPU"
 
 
 def keep_outputs(new, old) -> list[int]:
@@ -240,12 +220,8 @@ def pair_problem(md: Path) -> str | None:
     except ValueError as error:
         return str(error)
     try:
-        compare_notebooks(
-            nbformat.read(ipynb, as_version=4),
-            text,
-            fmt="md:myst",
-            allow_expected_differences=False,
-        )
+        compare_notebooks(nbformat.read(ipynb, as_version=4), text, fmt="md:myst",
+                          allow_expected_differences=False)
     except Exception as err:  # jupytext raises several comparison errors
         return f"{md.relative_to(ROOT)} and its notebook differ: {err}"
     return None

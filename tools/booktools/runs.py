@@ -1,10 +1,11 @@
 """Recorded runs of the chapters on real GPUs, runs/<machine>/ (its format: runbooks/recording.md).
 
-    python -m booktools.runs record MACHINE [--label L] [--chapter NAME ...] [--replace]
+    python -m booktools.runs record MACHINE [--label L] [--chapter NAME ...] [--replace] [--if-stale]
     python -m booktools.runs pins       what recording needs besides torch, pinned
     python -m booktools.runs report     hardware cells with a current recording; why others are stale
     python -m booktools.runs stale MACHINE
     python -m booktools.runs verify PATH [--base REF]   a reader's recording (booktools.contributed)
+    python -m booktools.runs verify --base REF [--report FILE]   each one changed since REF
 
 A recording belongs to a hardware cell by (chapter, cell name); it is current while
 that cell and every code cell above it are the same program (same_program).
@@ -18,6 +19,7 @@ import datetime as _dt
 import difflib
 import functools
 import json
+import os
 import platform
 import re
 import shutil
@@ -31,12 +33,12 @@ from booktools import conditions, files
 from booktools.kernels import Stopped, execute
 
 __all__ = [
-    "Match", "Run", "NbvalComparison", "read_run", "runs", "pair_cells", "check_run",
-    "named_cells", "name_problems", "printed_line", "cell_status",
-    "hardware_report", "format_report", "stale_cells", "package_changes", "record", "strip_volatile", "code_cells",
-    "ArtifactWatch", "artifact_problems", "replacement_problem", "record_pins", "ARTIFACTS", "ARTIFACT_MAX_BYTES",
-    "normalise_source", "same_program", "as_python", "notebook_at", "restore_interrupted", "earlier_change",
-    "git",
+    "Match", "Run", "NbvalComparison", "read_run", "read_notebook", "runs", "pair_cells",
+    "check_run", "named_cells", "name_problems", "printed_line", "cell_status", "cell_name",
+    "is_hardware", "untagged_errors", "nbval_compares", "baseline", "write_run",
+    "hardware_report", "hardware_statuses", "format_report", "stale_cells", "package_changes",
+    "record", "strip_volatile", "code_cells", "record_pins", "ARTIFACTS", "ARTIFACT_MAX_BYTES",
+    "same_program", "as_python", "notebook_at", "earlier_change", "git",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/runs.py in a checkout
@@ -251,20 +253,16 @@ def runs(root: Path = RUNS) -> list[Run]:
             if p.is_dir() and not p.name.startswith(".")]
 
 
-def restore_interrupted(root: Path = RUNS) -> list[str]:
+def restore_interrupted(root: Path = RUNS) -> None:
     """Put back each root/<m>/ that write_run, stopped between its renames, left as
     root/.<m>.old (a complete .<m>.new is not swapped in); says each on stderr."""
-    said = []
     for old in sorted(root.glob(".*.old")) if root.is_dir() else []:
         folder = root / old.name[1:-len(".old")]
         if old.is_dir() and not folder.exists():
             old.rename(folder)
-            said.append(f"runs: restored {_shown(folder)}/ from {old.name}/, where a record "
-                        f"stopped while replacing it left it; record {folder.name} again "
-                        "for a new recording")
-    for line in said:
-        print(line, file=sys.stderr)
-    return said
+            print(f"runs: restored {_shown(folder)}/ from {old.name}/, where a record stopped "
+                  f"while replacing it left it; record {folder.name} again for a new "
+                  "recording", file=sys.stderr)
 
 
 def strip_volatile(nb):
@@ -355,12 +353,9 @@ def printed_line(cell) -> str:
 
 
 class NbvalComparison:
-    """nbval's IPyNbCell.compare_outputs, outside a kernel: a recording is judged as nbval
-    judges a re-execution.
-
-    nbval (pinned) has no public function for it: its method is called unbound, this
-    object standing in for the item (tests/test_recorded_runs.py checks SKIP_COMPARE).
-    """
+    """nbval's IPyNbCell.compare_outputs outside a kernel: a recording judged as a re-execution."""
+    # nbval (pinned) has no public function for it: its methods are called unbound, this
+    # object standing in for the item (tests/test_recorded_runs.py checks SKIP_COMPARE).
     # IPyNbFile.skip_compare without --nbdime: PNG and JPEG are never compared.
     SKIP_COMPARE = ('metadata', 'traceback', 'prompt_number', 'output_type', 'name',
                     'execution_count', 'application/vnd.jupyter.widget-view+json',
@@ -469,9 +464,7 @@ def earlier_change(above: list, match: Match, recorded_cells: list) -> str | Non
 def cell_status(cell, match: Match | None, recorded_cells: list, base,
                 comparison: NbvalComparison, above: list | None = None) -> tuple[str, str | None]:
     """(status, why) of a chapter's code cell against its recording (``above``: the code
-    before it, earlier_change). Where outputs differ, ``base`` (the notebook stored at
-    the recorded commit) tells OUTPUT_CHANGED (the stored output changed too) from HARDWARE.
-    """
+    before it; ``base``: the notebook stored at the recorded commit, OUTPUT_CHANGED or HARDWARE)."""
     if match is None:
         return UNRECORDED, None
     if not match.current:
@@ -515,13 +508,13 @@ def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None
     for run in recorded:
         for entry in report.values():
             entry["machines"][run.machine] = dict.fromkeys(REPORT_KEYS, 0)
-        for chapter, _, _, status, _ in _hardware_statuses(run, chapters, comparison):
+        for chapter, _, _, status, _ in hardware_statuses(run, chapters, comparison):
             if status != UNRECORDED:
                 report[chapter]["machines"][run.machine][counted.get(status, "current")] += 1
     return report
 
 
-def _hardware_statuses(run: Run | None, chapters: Path, comparison: NbvalComparison):
+def hardware_statuses(run: Run | None, chapters: Path, comparison: NbvalComparison):
     """(chapter, index, cell, status, why) of each hardware cell (cell_status; run None:
     no recording)."""
     for ipynb in sorted(chapters.glob("*.ipynb")):
@@ -545,7 +538,7 @@ def stale_cells(run: Run | None, chapters: Path = CHAPTERS,
              OUTPUT_CHANGED: "its stored output changed since the recording"}
     return [f"{chapter}: {cell_name(cell) or f'code cell {index}'} "
             f"({why if status == STALE_ABOVE else stale[status]})"
-            for chapter, index, cell, status, why in _hardware_statuses(run, chapters, comparison)
+            for chapter, index, cell, status, why in hardware_statuses(run, chapters, comparison)
             if status in stale or status == STALE_ABOVE]
 
 
@@ -738,16 +731,40 @@ def _machine_facts() -> dict:
             "driver": driver, **({"compute_capability": capability} if capability else {})}
 
 
+def _stale(machine: str, root: Path | None = None,
+           chapters: Path = CHAPTERS) -> tuple[Run | None, list[str], list[str]]:
+    """(root/<machine>/'s run or None, its stale_cells, its package_changes)."""
+    root = RUNS if root is None else root
+    _check_machine_name(machine)
+    restore_interrupted(root)
+    run = read_run(root / machine) if (root / machine).is_dir() else None
+    return run, stale_cells(run, chapters), package_changes(run)
+
+
+def _github_output(**values: str) -> None:
+    """Append name=value lines to $GITHUB_OUTPUT (a workflow step's outputs), if set."""
+    if os.environ.get("GITHUB_OUTPUT"):
+        with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as out:
+            out.writelines(f"{k}={v}\n" for k, v in values.items())
+
+
 def record(machine: str, label: str | None, only: list[str] | None = None,
            timeout: int = 600, chapters: Path = CHAPTERS, root: Path = RUNS,
-           replace: bool = False) -> int:
-    """Execute every chapter (or those named) in a fresh kernel; store root/<machine>/
-    with the files named hardware cells wrote (ArtifactWatch). Nothing is written on
-    an untagged error, an unnamed hardware cell, a dead kernel, Ctrl-C or SIGTERM, nor
-    over a recording of other GPUs unless ``replace`` (replacement_problem)."""
+           replace: bool = False, if_stale: bool = False) -> int:
+    """Execute the chapters and store root/<machine>/ and what hardware cells wrote; when
+    nothing is stored: runbooks/recording.md. $GITHUB_OUTPUT: record=true|false, label, commit."""
     import nbformat
     _check_machine_name(machine)
     restore_interrupted(root)
+    stale = sum(_stale(machine, root, chapters)[1:], []) if if_stale else None
+    if stale == []:
+        print(f"record: every hardware cell has a current recording in runs/{machine}/ "
+              "(runs stale): nothing to record")
+        _github_output(record="false")
+        return 0
+    if stale:
+        print(f"record: runs/{machine}/ is not current (runs stale):\n  " + "\n  ".join(stale),
+              flush=True)
     kept = [p.name for p in (root / machine).glob("*.ipynb") if only and p.stem not in only]
     if kept:
         raise SystemExit(f"record: runs/{machine}/ holds {kept}, recorded in another run; "
@@ -803,6 +820,7 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
             "commit": git("rev-parse", "--short", "HEAD").stdout.strip(), "recorded_with": f"scripts/record-run.sh {machine}",
             **({"conditions": sampled} if sampled else {})}
     folder = write_run(machine, notebooks, meta, root=root, artifacts=artifacts)
+    _github_output(record="true", label=label, commit=meta["commit"])
     kept = sum(map(len, artifacts.values()))
     print(f"record: wrote {folder}/ ({len(notebooks)} notebooks, run.json and "
           f"{kept} files the hardware cells wrote)")
@@ -820,18 +838,23 @@ def main(argv: list[str] | None = None) -> int:
                      help="record only this chapter (repeatable; default: all)")
     rec.add_argument("--replace", action="store_true",
                      help="overwrite a recording made on other GPUs (or of unknown origin)")
+    rec.add_argument("--if-stale", action="store_true",
+                     help="record only where `runs stale MACHINE` names something")
     sub.add_parser("pins", help="what recording needs besides torch, pinned, one a line")
     sub.add_parser("report", help="hardware cells with a current recording, per chapter")
     stale = sub.add_parser("stale", help="hardware cells without a current recording on MACHINE")
     stale.add_argument("machine")
     check = sub.add_parser("verify", help="check a contributed recording (folder or zip)")
-    check.add_argument("path")
+    check.add_argument("path", nargs="?", help="default: each runs/<slug> changed since BASE")
     check.add_argument("--base", help="also refuse files changed since this commit outside it")
+    check.add_argument("--report", type=Path, help="without PATH: write the Markdown here too")
     args = parser.parse_args(argv)
-    if args.command == "record":
-        return record(args.machine, args.label, args.only, replace=args.replace)
+    if args.command == "verify" and not (args.path or args.base):
+        parser.error("verify needs PATH or --base")
     if args.command == "verify":
         from booktools import contributed
+        if args.path is None:
+            return contributed.verify_changed(args.base, report=args.report)
         return contributed.main(args.path, args.base)
     try:
         return _run_command(args)
@@ -841,13 +864,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run_command(args) -> int:
+    if args.command == "record":
+        return record(args.machine, args.label, args.only, replace=args.replace,
+                      if_stale=args.if_stale)
     if args.command == "stale":
-        _check_machine_name(args.machine)
-        folder = RUNS / args.machine
-        restore_interrupted(RUNS)
-        run = read_run(folder) if folder.is_dir() else None
-        found = stale_cells(run)
-        changed = package_changes(run)
+        run, found, changed = _stale(args.machine)
         if found or changed:
             print("\n".join(found + changed))
         where = f"runs/{args.machine}/" if run else f"no recording runs/{args.machine}/ yet"

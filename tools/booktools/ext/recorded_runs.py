@@ -94,14 +94,11 @@ class RecordedRunsTransform(SphinxTransform):
             recorded = run.cell(chapter, name)
             if recorded is None:
                 continue
-            if source is None or not runs.same_program(recorded.source, source):
-                stale = "earlier_version"
-            else:
-                recorded_cells = runs.code_cells(run.notebooks[chapter])
-                match = runs.Match(next(j for j, c in enumerate(recorded_cells)
-                                              if c is recorded), True)
-                stale = "earlier_above" if runs.earlier_change(above, match,
-                                                               recorded_cells) else None
+            cells = runs.code_cells(run.notebooks[chapter])
+            match = runs.Match(next(j for j, c in enumerate(cells) if c is recorded), True)
+            stale = ("earlier_version" if source is None
+                     or not runs.same_program(recorded.source, source)
+                     else "earlier_above" if runs.earlier_change(above, match, cells) else None)
             tabs.append(self._run_tab(chapter, name, cell, run, recorded, stale))
         if not tabs:
             note = nodes.paragraph("", "", nodes.Text(self.ui["not_recorded"]),
