@@ -1115,3 +1115,17 @@ def test_a_record_killed_by_sigkill_between_its_renames_is_put_back(tmp_path):
     assert sorted(p.name for p in root.iterdir()) == [".toy-gpu.new", ".toy-gpu.old"]
     assert [r.machine for r in runs.runs(root)] == ["toy-gpu"]
     assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+
+
+def test_an_editions_earlier_cell_shows_its_comments_where_the_code_is_the_same():
+    then = ("# warm-up: the first product loads libraries\n"
+            "X = torch.ones(3)  # on the CPU\n\n"
+            "for _ in range(3):\n    Y = X @ X  # a product\nprint(Y)")
+    now = ("# 预热：第一次乘法会加载库\n"
+           "X = torch.ones(3)  # 在 CPU 上\n\n"
+           "for _ in range(5):\n    Y = X @ X  # 乘法\nprint(Y.item())")
+    assert ext.with_comments_of(then, now).splitlines() == [
+        "# 预热：第一次乘法会加载库", "X = torch.ones(3)  # 在 CPU 上", "",
+        "for _ in range(3):", "    Y = X @ X  # 乘法", "print(Y)"]
+    # where the tokenizer fails, the cell as it was
+    assert ext.with_comments_of('s = """\n# x', '# y') == 's = """\n# x'

@@ -3,16 +3,20 @@
 The first tab holds the build's stored output (and the CPU it was made on:
 booktools.notebooks' ``stored_outputs``); one tab per machine holds the recorded cell
 of the same name (booktools.runs): what ran it, a line where it is stale (the cell or
-one above changed, with the cell's old source folded), its outputs, and downloads of
+one above changed, with the cell's old source folded, its comments in the page's language
+where its lines are the edition's cell's), its outputs, and downloads of
 the files it wrote. A cell with no recording gets one line instead. Tabs print
 (_static/book.css).
 """
 from __future__ import annotations
 
 import copy
+import difflib
 import hashlib
+import io
 import os
 import re
+import tokenize
 from base64 import b64decode
 from pathlib import Path
 
@@ -99,7 +103,7 @@ class RecordedRunsTransform(SphinxTransform):
             stale = ("earlier_version" if source is None
                      or not runs.same_program(recorded.source, source)
                      else "earlier_above" if runs.earlier_change(above, match, cells) else None)
-            tabs.append(self._run_tab(chapter, name, cell, run, recorded, stale))
+            tabs.append(self._run_tab(chapter, name, cell, run, recorded, stale, source))
         if not tabs:
             note = nodes.paragraph("", "", nodes.Text(self.ui["not_recorded"]),
                                    classes=["recorded-runs-none"])
@@ -128,7 +132,7 @@ class RecordedRunsTransform(SphinxTransform):
         return create_component("tab-item", ["sd-tab-item"], children=[title, body],
                                 selected=selected)
 
-    def _run_tab(self, chapter, index, cell, run, recorded, stale) -> nodes.container:
+    def _run_tab(self, chapter, index, cell, run, recorded, stale, source) -> nodes.container:
         """One machine's tab (``stale``: the ui key saying why, None when current)."""
         classes = ["recorded-run", f"recorded-run-{run.machine}"]
         about = run.about  # the machine, PyTorch and the recording's date
@@ -142,7 +146,9 @@ class RecordedRunsTransform(SphinxTransform):
                                            classes=["recorded-run-stale-note"]))
         if stale == "earlier_version":
             content.append(details("", nodes.Text(self.ui["cell_then"]),
-                                   _literal(recorded.source, [], "ipython3"),
+                                   _literal(recorded.source if self.app.config.language == "en"
+                                            else with_comments_of(recorded.source, source or ""),
+                                            [], "ipython3"),
                                    classes=["recorded-run-stale-source"]))
         outputs = self._outputs(chapter, index, cell, run, recorded)
         # Not "cell_output": that class is the build's own output (its count is tested).
@@ -207,6 +213,33 @@ class RecordedRunsTransform(SphinxTransform):
         alt = recorded_alt(self.ui["recorded_alt"], alt, run.meta)
         uri = "/" + os.path.relpath(path, self.app.srcdir)
         return nodes.image(uri=uri, alt=alt)
+
+
+def _code(source: str) -> list[str] | None:
+    """Each line of the cell without its comment ("#" for a comment's own line), or None
+    where Python's tokenizer fails."""
+    lines = source.splitlines()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                row, column = token.start
+                lines[row - 1] = lines[row - 1][:column].rstrip() or "#"  # a comment's line
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return lines
+
+
+def with_comments_of(old: str, current: str) -> str:
+    """The old source, each run of lines whose code is the current cell's taken from it
+    (a translated cell's comments, in an edition)."""
+    old_code, current_code = _code(old), _code(current)
+    if old_code is None or current_code is None:
+        return old
+    lines, current_lines = old.splitlines(), current.splitlines()
+    matcher = difflib.SequenceMatcher(None, old_code, current_code, autojunk=False)
+    for a, b, n in reversed(matcher.get_matching_blocks()):
+        lines[a:a + n] = current_lines[b:b + n]
+    return "\n".join(lines)
 
 
 def _size(n: int) -> str:
