@@ -134,11 +134,11 @@ def tf32_state() -> str:
 
 
 def plot_rates(results: dict):
-    """Plot TFLOP/s against n, one line per (device, dtype); returns a d2lgpu.plotting.Plot, its figure ``.fig`` (chapter "Exercises, with measured solutions").
+    """Plot TFLOP/s against n, one line per (device, dtype); returns a d2lgpu.plots.Plot, its figure ``.fig`` (chapter "Exercises, with measured solutions").
 
     Sized and lettered to stay readable on a phone's screen, in the book's language.
     """
-    from .plotting import Plot
+    from .plots import Plot
 
     curves = []
     for (device, dtype), rates in results.items():

@@ -33,8 +33,8 @@ def _without_images(outputs) -> list:
 
 
 def _plotted(cell) -> bool:
-    """Whether a cell shows a measured plot, its data in its output (d2lgpu.plotting)."""
-    from d2lgpu.plotting import PLOT_DATA
+    """Whether a cell shows a measured plot, its data in its output (d2lgpu.plots)."""
+    from d2lgpu.plots import PLOT_DATA
     return any(PLOT_DATA in o.get("metadata", {}) for o in cell.get("outputs", []))
 
 

@@ -744,9 +744,9 @@ def test_a_recorded_plot_that_carries_its_data_shows_in_the_pages_language(
         tmp_path, sphinx, code):
     from base64 import b64decode
 
-    from d2lgpu import plotting
+    from d2lgpu import plots
     hw = ["hardware"]
-    data, metadata = plotting.roofline({"x + y": (1 / 12, 2e9), "A @ A": (170.7, 1e12)},
+    data, metadata = plots.roofline({"x + y": (1 / 12, 2e9), "A @ A": (170.7, 1e12)},
                                        2.4e10)._repr_mimebundle_()
     shown = nbformat.v4.new_output("execute_result", data=data, metadata=metadata,
                                    execution_count=1)
@@ -754,7 +754,7 @@ def test_a_recorded_plot_that_carries_its_data_shows_in_the_pages_language(
     chapter = _nb([("roofline(points)", [_stream("<plot>")], hw, "plot")])
     _tabs_of(_page(chapter), run, tmp_path, chapter, "toy", sphinx)
     image, = (tmp_path / "images" / "toy-gpu").glob("*.png")
-    expected = plotting.redraw(metadata, code)[0] if code else data["image/png"]
+    expected = plots.redraw(metadata, code)[0] if code else data["image/png"]
     assert image.read_bytes() == b64decode(expected)
     assert (image.read_bytes() == b64decode(data["image/png"])) == (code is None)
 

@@ -586,7 +586,7 @@ FIGURE_CODE = re.compile(r"^\s*from d2lgpu\.figures import |\bd2lgpu\.figures\."
 
 def drawn_in(code: str, cell) -> list:
     """The cell's outputs with each figure drawn again in the edition's language, as the
-    notebook stores it (retina PNG): a d2lgpu.plotting plot from the data its output
+    notebook stores it (retina PNG): a d2lgpu.plots plot from the data its output
     carries, a d2lgpu.figures figure by running the cell again with $D2LGPU_LANGUAGE set."""
     import warnings
 
@@ -594,7 +594,7 @@ def drawn_in(code: str, cell) -> list:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from d2lgpu.figures import LANGUAGE_VARIABLE
-    from d2lgpu.plotting import PLOT_DATA, redraw
+    from d2lgpu.plots import PLOT_DATA, redraw
     from IPython.core.pylabtools import retina_figure
 
     outputs = copy.deepcopy(cell.outputs)

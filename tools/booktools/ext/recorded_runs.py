@@ -35,7 +35,7 @@ from datetime import date
 from pathlib import Path
 
 from babel.dates import format_date
-from d2lgpu.plotting import PLOT_DATA, redraw
+from d2lgpu.plots import PLOT_DATA, redraw
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
