@@ -4,10 +4,11 @@ The chapter "Tensors and GPUs" (chapters/tensors.md) shows :func:`copy_figure`.
 Nothing here changes matplotlib's global state (``rcParams``): every style is
 passed to the artists that use it.
 
-A figure's words are in the book's languages (``LABELS``): the one asked for,
-else the one ``$D2LGPU_LANGUAGE`` names, else English. The chapter's code is
-the same in every edition; the book's translated notebooks store the figure
-drawn in their language (booktools.i18n sync sets the variable).
+A figure's words, and those of d2lgpu.plotting's plots, are in the book's
+languages (``LABELS``): the one asked for, else the one ``$D2LGPU_LANGUAGE``
+names, else English. The chapter's code is the same in every edition; the
+book's translated notebooks store the figure drawn in their language
+(booktools.i18n sync sets the variable; a plot is redrawn from its data).
 """
 from __future__ import annotations
 
@@ -17,28 +18,65 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
-__all__ = ["LANGUAGE_VARIABLE", "LABELS", "labels", "copy_figure"]
+__all__ = ["LANGUAGE_VARIABLE", "LABELS", "labels", "fonts", "copy_figure"]
 
 LANGUAGE_VARIABLE = "D2LGPU_LANGUAGE"
-# The copy figure's words, by language ({target}: the device's name).
+# The words of the copy figure and of d2lgpu.plotting's plots, by language.
 LABELS = {
     "en": {"device": "its memory and its cores", "copy": "copy",
            "stays": "X stays here:\n.to() copies, it does not move",
            "runs": "runs on {target}; the result stays there",
-           "refused": "X + Y directly is refused (RuntimeError): its operands are on two devices"},
+           "refused": "X + Y directly is refused (RuntimeError): its operands are on two devices",
+           "intensity": "arithmetic intensity (FLOP per byte)",
+           "rates_x": "n (product of two n × n matrices)",
+           "rates_y": "achieved TFLOP/s (2n³ flops each)",
+           "rates_title": "Matrix product speed by size", "cpu": "CPU ({threads} threads)",
+           "curve": "{device}, {dtype}",
+           "loss_x": "optimisation step", "loss_y": "training loss (mean squared error)",
+           "loss_title": "Linear regression:\none process versus data parallel",
+           "one_process": "1 process, batch {batch} ({device})",
+           "processes": "{n} processes, {batch} each ({backend}, {device})"},
     "zh-CN": {"device": "它的内存和计算核心", "copy": "复制",
               "stays": "X 留在原处：\n.to() 是复制，不是移动",
               "runs": "在 {target} 上运行，结果也留在那里",
-              "refused": "直接计算 X + Y 会被拒绝（RuntimeError）：两个操作数在不同设备上"},
+              "refused": "直接计算 X + Y 会被拒绝（RuntimeError）：两个操作数在不同设备上",
+              "intensity": "计算强度（每字节的 FLOP 数）",
+              "rates_x": "n（两个 n × n 矩阵相乘）",
+              "rates_y": "实际达到的 TFLOP/s（每次 2n³ FLOP）",
+              "rates_title": "矩阵乘法的速度与矩阵大小", "cpu": "CPU（{threads} 个线程）",
+              "curve": "{device}，{dtype}",
+              "loss_x": "训练步", "loss_y": "训练损失（均方误差）",
+              "loss_title": "线性回归：单进程与数据并行",
+              "one_process": "1 个进程，批量 {batch}（{device}）",
+              "processes": "{n} 个进程，每个 {batch}（{backend}，{device}）"},
     "ja": {"device": "メモリと演算コア", "copy": "コピー",
            "stays": "X はここに残る：\n.to() はコピーであり、移動ではない",
            "runs": "{target} で実行され、結果もそこに残る",
-           "refused": "X + Y を直接計算するとエラー（RuntimeError）：オペランドが別々のデバイスにある"},
+           "refused": "X + Y を直接計算するとエラー（RuntimeError）：オペランドが別々のデバイスにある",
+           "intensity": "演算強度（1 バイトあたりの FLOP）",
+           "rates_x": "n（n × n 行列 2 つの積）",
+           "rates_y": "実効速度 TFLOP/s（1 回 2n³ FLOP）",
+           "rates_title": "行列積の実効速度とサイズ", "cpu": "CPU（{threads} スレッド）",
+           "curve": "{device}、{dtype}",
+           "loss_x": "最適化ステップ", "loss_y": "訓練損失（平均二乗誤差）",
+           "loss_title": "線形回帰：1 プロセスとデータ並列",
+           "one_process": "1 プロセス、バッチ {batch}（{device}）",
+           "processes": "{n} プロセス、各 {batch}（{backend}、{device}）"},
     "pt-BR": {"device": "sua memória e seus núcleos", "copy": "cópia",
               "stays": "X fica aqui:\n.to() copia, não move",
               "runs": "roda em {target}; o resultado fica lá",
               "refused": "X + Y direto é recusado (RuntimeError): os operandos estão em dois "
-                         "dispositivos"},
+                         "dispositivos",
+              "intensity": "intensidade aritmética (FLOP por byte)",
+              "rates_x": "n (produto de duas matrizes n × n)",
+              "rates_y": "TFLOP/s alcançados (2n³ FLOPs cada)",
+              "rates_title": "Velocidade do produto de matrizes\npor tamanho",
+              "cpu": "CPU ({threads} threads)", "curve": "{device}, {dtype}",
+              "loss_x": "passo de otimização",
+              "loss_y": "perda de treinamento\n(erro quadrático médio)",
+              "loss_title": "Regressão linear: um processo\nversus paralelismo de dados",
+              "one_process": "1 processo, lote de {batch} ({device})",
+              "processes": "{n} processos, {batch} cada ({backend}, {device})"},
 }
 # DejaVu Sans has no CJK glyphs: matplotlib takes them from the next family it
 # has, the language's own glyph forms first.
@@ -67,9 +105,10 @@ _ERROR = "#c92a2a"
 _FONT = "DejaVu Sans"
 
 
-def _fonts(language: str, words: dict[str, str]) -> str | list[str]:
+def fonts(language: str | None, words: dict[str, str]) -> str | list[str]:
     """DejaVu Sans, followed by the language's CJK families that are installed where
     its words need one (naming a missing family makes matplotlib warn)."""
+    language = language or os.environ.get(LANGUAGE_VARIABLE) or "en"
     if all(ord(c) < 0x2E80 for text in words.values() for c in text):
         return _FONT
     from matplotlib import font_manager
@@ -118,7 +157,7 @@ def copy_figure(source: str = "cuda:0", target: str = "cuda:1",
     in ``language`` (``labels``).
     """
     words = labels(language)
-    font = _fonts(language or os.environ.get(LANGUAGE_VARIABLE) or "en", words)
+    font = fonts(language, words)
     fig, ax = plt.subplots(figsize=(7.6, 3.7))
     ax.set_xlim(0, 10.2)
     ax.set_ylim(-0.1, 4.9)

@@ -133,38 +133,19 @@ def tf32_state() -> str:
             f"torch.backends.cuda.matmul.allow_tf32 = {allowed}")
 
 
-def _legend_label(device: torch.device, dtype: torch.dtype) -> str:
-    """A short curve label: 'H100 80GB HBM3, bfloat16', 'CPU (16 threads)'."""
-    if device.type == "cpu":
-        name = f"CPU ({torch.get_num_threads()} threads)"
-    else:
-        name = device_name(device).removeprefix("NVIDIA ")
-    return f"{name}, {str(dtype).removeprefix('torch.')}"
-
-
 def plot_rates(results: dict):
-    """Plot TFLOP/s against n, one line per (device, dtype); returns the figure (chapter "Exercises, with measured solutions").
+    """Plot TFLOP/s against n, one line per (device, dtype); returns a d2lgpu.plots.Plot, its figure ``.fig`` (chapter "Exercises, with measured solutions").
 
-    Sized and lettered to stay readable on a phone's screen.
+    Sized and lettered to stay readable on a phone's screen, in the book's language.
     """
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import ScalarFormatter
+    from .plots import Plot
 
-    fig, ax = plt.subplots(figsize=(5, 4.4), layout="constrained")
+    curves = []
     for (device, dtype), rates in results.items():
-        sizes = list(rates)
-        tflops = [rate / 1e12 for _, rate in rates.values()]
-        style = "-" if dtype == torch.float32 else "--"
-        ax.plot(sizes, tflops, style, marker="o", markersize=4, linewidth=2,
-                label=_legend_label(torch.device(device), dtype))
-    ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_formatter(ScalarFormatter())
-    ax.set_yscale("log")
-    ax.tick_params(labelsize=13)
-    ax.tick_params(axis="x", labelrotation=45)
-    ax.set_xlabel("n (product of two n × n matrices)", fontsize=14)
-    ax.set_ylabel("achieved TFLOP/s (2n³ flops each)", fontsize=14)
-    ax.set_title("Matrix product speed by size", fontsize=15)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=12, loc="lower right")
-    return fig
+        device = torch.device(device)
+        cpu = device.type == "cpu"
+        curves.append({"device": "CPU" if cpu else device_name(device).removeprefix("NVIDIA "),
+                       "threads": torch.get_num_threads() if cpu else None,
+                       "dtype": str(dtype).removeprefix("torch."), "sizes": list(rates),
+                       "tflops": [rate / 1e12 for _, rate in rates.values()]})
+    return Plot("rates", {"curves": curves})

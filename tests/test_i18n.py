@@ -32,6 +32,21 @@ def _without_images(outputs) -> list:
             for o in outputs]
 
 
+def _plotted(cell) -> bool:
+    """Whether a cell shows a measured plot, its data in its output (d2lgpu.plots)."""
+    from d2lgpu.plots import PLOT_DATA
+    return any(PLOT_DATA in o.get("metadata", {}) for o in cell.get("outputs", []))
+
+
+@pytest.mark.parametrize("chapter, name", [("measuring", "roofline-plot"),
+                                           ("exercises", "rates-plot"),
+                                           ("distributed", "loss-plot")])
+def test_the_measured_plots_carry_their_data_so_each_edition_redraws_them(chapter, name):
+    english = nbformat.read(i18n.CHAPTERS / f"{chapter}.ipynb", as_version=4)
+    cell, = [c for c in english.cells if c.metadata.get("name") == name]
+    assert _plotted(cell)  # the pairing test above then finds them redrawn
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 @pytest.mark.parametrize("code", EDITIONS)
 def test_translated_notebook_has_englishs_code_and_outputs_and_its_own_text(code, chapter):
@@ -44,7 +59,7 @@ def test_translated_notebook_has_englishs_code_and_outputs_and_its_own_text(code
         assert same_program(a.source, b.source), b.source  # comments may be translated
         assert (b.metadata.get("tags"), b.metadata.get("name")) == \
                (a.metadata.get("tags"), a.metadata.get("name"))
-        if i18n.FIGURE_CODE.search(a.source):  # drawn again with the edition's words
+        if i18n.FIGURE_CODE.search(a.source) or _plotted(a):  # drawn again in its words
             assert _without_images(b.outputs) == _without_images(a.outputs)
             assert [o["data"]["image/png"] for o in b.outputs if "image/png" in o.get("data", {})] \
                 != [o["data"]["image/png"] for o in a.outputs if "image/png" in o.get("data", {})]

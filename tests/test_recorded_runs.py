@@ -489,7 +489,7 @@ def _printed(cell) -> str:
                    if o.get("output_type") == "stream")
 
 
-def _tabs_of(document, run, srcdir, nb, chapter):
+def _tabs_of(document, run, srcdir, nb, chapter, language="en"):
     """Apply the transform; return {cell name: [(tab label, tab text), ...]}."""
     from types import SimpleNamespace
 
@@ -497,7 +497,7 @@ def _tabs_of(document, run, srcdir, nb, chapter):
     (srcdir / "chapters").mkdir(exist_ok=True)
     nbformat.write(nb, srcdir / "chapters" / f"{chapter}.ipynb")
     app = SimpleNamespace(recorded_runs=[run], recorded_runs_images=str(srcdir / "images"),
-                          srcdir=str(srcdir), config=SimpleNamespace(language="en"))
+                          srcdir=str(srcdir), config=SimpleNamespace(language=language))
     document.settings.env = SimpleNamespace(app=app, docname=f"chapters/{chapter}",
                                             note_dependency=lambda path: None)
     ext.RecordedRunsTransform(document).apply()
@@ -570,7 +570,7 @@ def test_site_tabs_current_stale_and_unrecorded(tmp_path):
     assert [label for label, _ in shown["device"]][0] == "CPU (book’s output)"
     assert shown["device"][1][0].startswith("Toy")
     assert shown["device"][0][1] == "cpu\n" and shown["device"][1][1].endswith("cuda:0\n")
-    assert "NVIDIA Toy 80GB · PyTorch 9.9 · 2026-01-02" in shown["device"][1][1]
+    assert "NVIDIA Toy 80GB · PyTorch 9.9 · January 2, 2026" in shown["device"][1][1]
     assert "abc1234" not in shown["plot"][1][1]
     assert "earlier version" in shown["plot"][1][1] and "plot(old=True)" in shown["plot"][1][1]
     assert "Not yet recorded on a GPU." in shown["new"]
@@ -589,7 +589,7 @@ def test_a_contributed_tab_names_its_date_and_who_recorded_it(tmp_path):
     chapter = _nb([("print(device)", [_stream("cpu\n")], hw, "device")])
     shown = _tabs_of(_page(chapter), run, tmp_path, chapter, "toy")
     assert shown["device"][1][0].startswith("T4 (Colab)")
-    assert "Tesla T4 · PyTorch 2.9 · 2026-11-28 · recorded by ada" in shown["device"][1][1]
+    assert "Tesla T4 · PyTorch 2.9 · November 28, 2026 · recorded by ada" in shown["device"][1][1]
     del run.meta["recorded_by"]
     shown = _tabs_of(_page(chapter), run, tmp_path, chapter, "toy")
     assert "recorded by" not in shown["device"][1][1]
@@ -753,12 +753,34 @@ def test_a_recorded_plots_alt_text_reads_as_one_phrase_in_every_edition(code):
     # in Chinese and Japanese); the machine then follows in that language's
     # form, not after ", " (which read "…。, 記録環境: …" on the ja pages).
     meta = {"label": "NVIDIA H100", "torch": "2.11.0", "date": "2026-05-01"}
-    template = i18n.language(code).ui["recorded_alt"]
+    template, locale = i18n.language(code).ui["recorded_alt"], i18n.language(code).sphinx
     for alt in ("Two curves.", "两条曲线。", "2 本の曲線。"):
-        text = ext.recorded_alt(template, alt, meta)
+        text = ext.recorded_alt(template, alt, meta, locale)
         assert alt.rstrip(".。") in text
         assert not any(mark in text for mark in (".,", "。,", "。，", "。（", ".（", ".("))
-        assert all(value in text for value in meta.values())
+        assert meta["label"] in text and meta["torch"] in text
+        assert {"en": "May 1, 2026", "zh-CN": "2026年5月1日", "ja": "2026年5月1日",
+                "pt-BR": "1 de maio de 2026"}[code] in text  # the date as its readers write it
+
+
+@pytest.mark.parametrize("sphinx, code", [("en", None), ("pt_BR", "pt-BR"), ("ja", "ja")])
+def test_a_recorded_plot_that_carries_its_data_shows_in_the_pages_language(
+        tmp_path, sphinx, code):
+    from base64 import b64decode
+
+    from d2lgpu import plots
+    hw = ["hardware"]
+    data, metadata = plots.roofline({"x + y": (1 / 12, 2e9), "A @ A": (170.7, 1e12)},
+                                       2.4e10)._repr_mimebundle_()
+    shown = nbformat.v4.new_output("execute_result", data=data, metadata=metadata,
+                                   execution_count=1)
+    run = _toy_run(tmp_path, {"toy": _nb([("roofline(points)", [shown], hw, "plot")])})
+    chapter = _nb([("roofline(points)", [_stream("<plot>")], hw, "plot")])
+    _tabs_of(_page(chapter), run, tmp_path, chapter, "toy", sphinx)
+    image, = (tmp_path / "images" / "toy-gpu").glob("*.png")
+    expected = plots.redraw(metadata, code)[0] if code else data["image/png"]
+    assert image.read_bytes() == b64decode(expected)
+    assert (image.read_bytes() == b64decode(data["image/png"])) == (code is None)
 
 
 # --- recording never loses a recording ---

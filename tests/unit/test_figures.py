@@ -93,3 +93,15 @@ def test_the_language_comes_from_the_environment_unless_asked(monkeypatch):
 def test_every_language_has_every_word():
     from d2lgpu.figures import LABELS
     assert all(set(words) == set(LABELS["en"]) for words in LABELS.values())
+
+
+def test_every_language_fills_in_the_same_values():
+    import string
+
+    from d2lgpu.figures import LABELS
+
+    def fields(text):
+        return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+    for code, words in LABELS.items():
+        for key, text in words.items():
+            assert fields(text) == fields(LABELS["en"][key]), (code, key)

@@ -156,7 +156,7 @@ def test_plot_rates_labels_each_curve(fake_gpu):
         (torch.device("cpu"), torch.float32): {16: (4e-6, 2e9),
                                                32: (5e-6, 1.3e10)},
     }
-    fig = matmul.plot_rates(results)
+    fig = matmul.plot_rates(results).fig
     ax = fig.axes[0]
     labels = [line.get_label() for line in ax.get_lines()]
     threads = torch.get_num_threads()
@@ -164,8 +164,6 @@ def test_plot_rates_labels_each_curve(fake_gpu):
                       f"CPU ({threads} threads), float32"]
     assert list(ax.get_lines()[1].get_ydata()) == pytest.approx([2e-3, 1.3e-2])
     assert ax.xaxis.get_ticklabels()[0].get_fontsize() >= 12
-    import matplotlib.pyplot as plt
-    plt.close(fig)
 
 
 @pytest.mark.parametrize("name", [n for n in matmul.__all__

@@ -515,8 +515,7 @@ def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Pat
             done.source = cell.source  # the same program, its comments translated
             if "mystnb" in cell.metadata:
                 done.metadata["mystnb"] = copy.deepcopy(cell.metadata["mystnb"])
-            if FIGURE_CODE.search(done.source):
-                done.outputs = drawn_in(code, done)
+            done.outputs = drawn_in(code, done)
         elif cell.cell_type == "markdown":
             done = nbformat.v4.new_markdown_cell(cell.source, metadata=copy.deepcopy(cell.metadata))
         else:
@@ -533,18 +532,25 @@ FIGURE_CODE = re.compile(r"^\s*from d2lgpu\.figures import |\bd2lgpu\.figures\."
 
 
 def drawn_in(code: str, cell) -> list:
-    """The cell's outputs with each figure it draws drawn again in the edition's language
-    (d2lgpu.figures: the same program, $D2LGPU_LANGUAGE set), as the notebook's inline
-    backend stores it (retina PNG)."""
+    """The cell's outputs with each figure drawn again in the edition's language, as the
+    notebook stores it (retina PNG): a d2lgpu.plots plot from the data its output
+    carries, a d2lgpu.figures figure by running the cell again with $D2LGPU_LANGUAGE set."""
     import warnings
 
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from d2lgpu.figures import LANGUAGE_VARIABLE
+    from d2lgpu.plots import PLOT_DATA, redraw
     from IPython.core.pylabtools import retina_figure
 
     outputs = copy.deepcopy(cell.outputs)
+    for output in outputs:
+        if PLOT_DATA in output.get("metadata", {}):
+            output["data"]["image/png"], output["metadata"]["image/png"] = \
+                redraw(output["metadata"], code)
+    if not FIGURE_CODE.search(cell.source):
+        return outputs
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     before, saved = set(plt.get_fignums()), os.environ.get(LANGUAGE_VARIABLE)
     os.environ[LANGUAGE_VARIABLE] = code

@@ -18,8 +18,11 @@ import os
 import re
 import tokenize
 from base64 import b64decode
+from datetime import date
 from pathlib import Path
 
+from babel.dates import format_date
+from d2lgpu.plots import PLOT_DATA, redraw
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
@@ -66,7 +69,8 @@ class RecordedRunsTransform(SphinxTransform):
         if recorded is None or not docname.startswith("chapters/"):
             return
         chapter = docname.split("/", 1)[1]
-        self.ui = i18n.for_sphinx(self.app.config.language).ui  # the page's words
+        self.lang = i18n.for_sphinx(self.app.config.language)
+        self.ui = self.lang.ui  # the page's words
         path = Path(self.app.srcdir) / "chapters" / f"{chapter}.ipynb"
         nb = runs.read_notebook(path) if path.is_file() else {"cells": [], "metadata": {}}
         stored = {i: c for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"}
@@ -135,7 +139,8 @@ class RecordedRunsTransform(SphinxTransform):
     def _run_tab(self, chapter, index, cell, run, recorded, stale, source) -> nodes.container:
         """One machine's tab (``stale``: the ui key saying why, None when current)."""
         classes = ["recorded-run", f"recorded-run-{run.machine}"]
-        about = run.about  # the machine, PyTorch and the recording's date
+        # The machine, PyTorch and the recording's date, the date in the page's language.
+        about = run.about.removesuffix(run.meta["date"]) + long_date(run.meta, self.lang.sphinx)
         if run.meta.get("recorded_by"):  # a contributor who chose to be named
             about += " · " + self.ui["recorded_by"].format(name=run.meta["recorded_by"])
         content = [nodes.paragraph("", "", nodes.Text(about), classes=["recorded-run-meta"])]
@@ -146,7 +151,7 @@ class RecordedRunsTransform(SphinxTransform):
                                            classes=["recorded-run-stale-note"]))
         if stale == "earlier_version":
             content.append(details("", nodes.Text(self.ui["cell_then"]),
-                                   _literal(recorded.source if self.app.config.language == "en"
+                                   _literal(recorded.source if self.lang.english
                                             else with_comments_of(recorded.source, source or ""),
                                             [], "ipython3"),
                                    classes=["recorded-run-stale-source"]))
@@ -193,7 +198,10 @@ class RecordedRunsTransform(SphinxTransform):
             elif kind in ("display_data", "execute_result"):
                 data = output.get("data", {})
                 if "image/png" in data:
-                    found.append(self._image(chapter, index, k, cell, run, data["image/png"]))
+                    png = data["image/png"]
+                    if PLOT_DATA in output.get("metadata", {}) and not self.lang.english:
+                        png = redraw(output["metadata"], self.lang.code)[0]  # in its words
+                    found.append(self._image(chapter, index, k, cell, run, png))
                 elif "text/plain" in data:
                     found.append(_literal(data["text/plain"], ["output", "text_plain"]))
         return found
@@ -210,7 +218,7 @@ class RecordedRunsTransform(SphinxTransform):
         alt = (mystnb.get("image", {}).get("alt")
                or re.sub(r"[`*_]", "", mystnb.get("figure", {}).get("caption", ""))
                or "Plot made by this cell")
-        alt = recorded_alt(self.ui["recorded_alt"], alt, run.meta)
+        alt = recorded_alt(self.ui["recorded_alt"], alt, run.meta, self.lang.sphinx)
         uri = "/" + os.path.relpath(path, self.app.srcdir)
         return nodes.image(uri=uri, alt=alt)
 
@@ -250,10 +258,15 @@ def _size(n: int) -> str:
         n /= 1024
 
 
-def recorded_alt(template: str, alt: str, meta: dict) -> str:
-    """A recorded plot's alt text: the chapter's own, then where it was recorded."""
+def long_date(meta: dict, locale: str = "en") -> str:
+    """The recording's date as a reader of the locale writes it: "27 de novembro de 2026"."""
+    return format_date(date.fromisoformat(meta["date"]), format="long", locale=locale)
+
+
+def recorded_alt(template: str, alt: str, meta: dict, locale: str = "en") -> str:
+    """A recorded plot's alt text: the chapter's own, then where it was recorded, in the page's language."""
     return template.format(alt=alt.rstrip(".。 "), machine=meta["label"],
-                           torch=meta["torch"], date=meta["date"])
+                           torch=meta["torch"], date=long_date(meta, locale))
 
 
 def load_runs(app: Sphinx) -> None:
