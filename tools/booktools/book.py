@@ -11,7 +11,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 STUDIO_LAB_IMPORT = "https://studiolab.sagemaker.aws/import/github"
 # The branch the launch buttons open: the reader notebooks, plain Markdown
-# (booktools.reader_notebooks; scripts/publish-notebooks.sh pushes them).
+# (booktools.reader_notebooks; the publish workflow pushes them).
 NOTEBOOK_BRANCH = "notebooks"
 
 

@@ -6,7 +6,7 @@ Writes each chapter notebook (chapters/X.ipynb, i18n/<code>/chapters/X.ipynb) at
 under DIR with its MyST as the Markdown those front ends show: labels dropped, admonitions and
 exercises as quoted blocks titled in the edition's words, solutions and dropdowns as plain
 sections, {ref}/{doc}/{numref} as links to that edition's page (``html.baseurl``); code cells,
-tags, outputs and math kept. scripts/publish-notebooks.sh pushes DIR to ``NOTEBOOK_BRANCH``.
+tags, outputs and math kept, and a README. The publish workflow pushes DIR to ``NOTEBOOK_BRANCH``.
 Not sphinx-tojupyter 0.6.0: it rebuilds notebooks from a Sphinx build's doctree (dropping cell
 tags and stored outputs, titling admonitions in English) and needs dask.
 """
@@ -36,6 +36,12 @@ ADMONITIONS = {"note": "Note", "tip": "Tip", "hint": "Hint", "important": "Impor
 ROLE = re.compile(r"\{(?P<role>ref|doc|numref)\}`(?P<body>[^`]+)`")
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
 OPTION = re.compile(r"^:(?P<key>[\w-]+):\s*(?P<value>.*)$")
+README = """# Reader notebooks
+
+The notebooks the book's launch buttons open in Colab and SageMaker Studio Lab, made from
+the book's chapters by `python -m booktools.reader_notebooks`. Edit the chapters in the
+book's repository, not here: each release replaces this branch's files.
+"""
 
 
 def _directive(token) -> tuple[str, str] | None:
@@ -241,6 +247,7 @@ def write(out: Path = OUT, codes: list[str] | None = None) -> list[Path]:
             path.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(convert(code, chapter), path)
             written.append(path)
+    (out / "README.md").write_text(README, encoding="utf-8")
     return written
 
 
