@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["Paragraph", "Figure", "Problem", "parser", "prose_paragraphs", "find_figures",
-           "chapter_figures", "output_text", "recorded_texts", "load_datasheet", "listed_for",
-           "check_figures", "check_book", "format_problems", "main"]
+__all__ = ["Paragraph", "Figure", "Problem", "parser", "directive_text", "prose_paragraphs",
+           "find_figures", "chapter_figures", "output_text", "recorded_texts", "load_datasheet",
+           "listed_for", "check_figures", "check_book", "format_problems", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/gpu_figures.py in a checkout
 CHAPTERS = ROOT / "chapters"
@@ -139,7 +139,6 @@ _CODE_INFOS = {"", "{code-cell}", "{code-block}", "{code}", "{sourcecode}", "{ma
                "{raw}", "{eval-rst}", "{literalinclude}", "{mermaid}"}
 _ARGUMENT_NOT_PROSE = {"{solution-start}", "{solution-end}", "{figure}", "{image}",
                        "{include}"}
-_OPTION = re.compile(r"^\s*:[\w-]+:")
 
 
 @lru_cache(maxsize=1)
@@ -165,19 +164,26 @@ def _paragraph(lines: list, first: int) -> Paragraph:
     return Paragraph(text, _mask(text), starts)
 
 
-def _alt_texts(header: list, first_line: int) -> list:
-    """The image alt texts and captions in a code cell's YAML header, each a Paragraph."""
-    import yaml
+def directive_text(content: str, as_yaml: bool = False):
+    """myst-parser's split of a directive's content into options (any keys) and body."""
+    from docutils.parsers.rst.directives.misc import TestDirective  # takes any option
+    from myst_parser.parsers.directives import parse_directive_text
+
+    return parse_directive_text(TestDirective, "", content, validate_options=not as_yaml)
+
+
+def _alt_texts(options: dict, lines: list, first_line: int) -> list:
+    """The image alt texts and captions in a code cell's options, each a Paragraph."""
     try:
-        mystnb = (yaml.safe_load("\n".join(header)) or {}).get("mystnb") or {}
+        mystnb = options.get("mystnb") or {}
         texts = [(f, (mystnb.get(key) or {}).get(f)) for key in ("image", "figure")
                  for f in ("alt", "caption")]
-    except (yaml.YAMLError, AttributeError):  # not mappings: no alt text to read
+    except AttributeError:  # not mappings: no alt text to read
         return []
     found = []
     for field_, text in texts:
         if isinstance(text, str):
-            at = next((first_line + n for n, line in enumerate(header)
+            at = next((first_line + n for n, line in enumerate(lines)
                        if re.match(rf"\s*{field_}:", line)), first_line)
             found.append(Paragraph(text, _mask(text), [(0, at)]))
     return found
@@ -198,16 +204,15 @@ def prose_paragraphs(markdown: str, first: int = 1) -> list:
         elif token.type not in ("fence", "colon_fence"):
             continue
         name, _, argument = token.info.strip().partition(" ")
-        body = token.content.splitlines()
-        if name == "{code-cell}" and body and body[0].strip() == "---":
-            header = body[1:next((i for i, b in enumerate(body) if i and b.strip() == "---"),
-                                 len(body))]
-            found += _alt_texts(header, first + start + 2)
+        if name == "{code-cell}":
+            options = directive_text(token.content, as_yaml=True).options
+            found += _alt_texts(options, token.content.splitlines(), first + start + 1)
         elif token.type == "colon_fence" or name.startswith("{") and name not in _CODE_INFOS:
             if argument.strip() and name not in _ARGUMENT_NOT_PROSE:  # a title is prose
                 found.append(_paragraph([argument], first + start))
-            options = next((i for i, b in enumerate(body) if not _OPTION.match(b)), len(body))
-            found += prose_paragraphs("\n".join(body[options:]), first + start + 1 + options)
+            parsed = directive_text(token.content)
+            found += prose_paragraphs("\n".join(parsed.body),
+                                      first + start + 1 + parsed.body_offset)
     return found
 
 

@@ -24,7 +24,7 @@ import nbformat
 
 from booktools import i18n
 from booktools.book import NOTEBOOK_BRANCH, ROOT, book_config
-from booktools.gpu_figures import parser
+from booktools.gpu_figures import directive_text, parser
 
 __all__ = ["NOTEBOOK_BRANCH", "OUT", "Target", "myst_left", "targets", "convert", "write",
            "main"]
@@ -35,7 +35,6 @@ ADMONITIONS = {"note": "Note", "tip": "Tip", "hint": "Hint", "important": "Impor
                "danger": "Danger", "error": "Error", "seealso": "See also"}
 ROLE = re.compile(r"\{(?P<role>ref|doc|numref)\}`(?P<body>[^`]+)`")
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
-OPTION = re.compile(r"^:(?P<key>[\w-]+):\s*(?P<value>.*)$")
 README = """# Reader notebooks
 
 The notebooks the book's launch buttons open in Colab and SageMaker Studio Lab, made from
@@ -44,12 +43,13 @@ book's repository, not here: each release replaces this branch's files.
 """
 
 
-def _directive(token) -> tuple[str, str] | None:
-    """(name, argument) of a MyST directive's token, or None for any other token."""
+def _directive(token) -> tuple[str, str, dict, list[str]] | None:
+    """(name, argument, options, body lines) of a MyST directive's token, else None."""
     if token.type not in ("fence", "colon_fence") or not token.info.strip().startswith("{"):
         return None
     name, _, argument = token.info.strip().partition(" ")
-    return name.strip("{}"), argument.strip()
+    parsed = directive_text(token.content)
+    return name.strip("{}"), argument.strip(), parsed.options, parsed.body
 
 
 def myst_left(markdown: str) -> list[str]:
@@ -117,11 +117,9 @@ def targets(code: str) -> dict[str, Target]:
                 found[token.content] = Target(chapter, "" if chapter_label else token.content,
                                               inline.content)
             directive = _directive(token)
-            if directive and directive[0] == "exercise":
-                label = [m["value"] for m in map(OPTION.match, token.content.splitlines())
-                         if m and m["key"] == "label"]
-                if label:
-                    found[label[0]] = Target(chapter, label[0], directive[1])
+            if directive and directive[0] == "exercise" and directive[2].get("label"):
+                found[directive[2]["label"]] = Target(chapter, directive[2]["label"],
+                                                      directive[1])
     return found
 
 
@@ -129,18 +127,6 @@ def _url(code: str, target: Target) -> str:
     base = book_config()["html"]["baseurl"].rstrip("/") + "/"
     page = i18n.site_path(code, f"chapters/{target.chapter}")
     return base + page + (f"#{target.anchor}" if target.anchor else "")
-
-
-def _options(body: list[str]) -> list[str]:
-    """A directive's body without its options (``:key: value`` lines or a ``---`` block)."""
-    i = 0
-    if body and body[0].strip() == "---":
-        i = body.index("---", 1) + 1
-    while i < len(body) and OPTION.match(body[i]):
-        i += 1
-    while i < len(body) and not body[i].strip():
-        i += 1
-    return body[i:]
 
 
 def _quoted(title: str, body: str) -> str:
@@ -194,8 +180,8 @@ class _Renderer:
         return ROLE.sub(lambda match: self.link(match, where), rendered)
 
     def directive(self, token, where: str) -> str | None:
-        name, argument = _directive(token)
-        inner = self.markdown("\n".join(_options(token.content.rstrip("\n").split("\n"))), where)
+        name, argument, _, body = _directive(token)
+        inner = self.markdown("\n".join(body), where)
         if name in ADMONITIONS or name == "admonition":
             return _quoted(argument or self.words[ADMONITIONS.get(name, "Note")], inner)
         if name == "exercise":
