@@ -90,6 +90,8 @@ def test_an_unknown_label_is_named():
     renderer = reader_notebooks._Renderer("en", "devices")
     with pytest.raises(ValueError, match=r"here: \{ref\}`nowhere`: no such label in the en"):
         renderer.markdown("See {ref}`nowhere`.", "here")
+    with pytest.raises(ValueError, match=r"here: directive \{warning\} has no plain-Markdown"):
+        renderer.markdown(":::{warning}\nCareful.\n:::\n", "here")
 
 
 def test_myst_left_finds_each_construct():

@@ -2,13 +2,11 @@
 
     python -m booktools.reader_notebooks [--out DIR] [CODE ...]    # default: _build/colab, all
 
-Writes each chapter notebook (chapters/X.ipynb, i18n/<code>/chapters/X.ipynb) at its path
-under DIR with its MyST as the Markdown those front ends show: labels dropped, admonitions and
-exercises as quoted blocks titled in the edition's words, solutions and dropdowns as plain
-sections, {ref}/{doc}/{numref} as links to that edition's page (``html.baseurl``); code cells,
-tags, outputs and math kept, and a README. The publish workflow pushes DIR to ``NOTEBOOK_BRANCH``.
-Not sphinx-tojupyter 0.6.0: it rebuilds notebooks from a Sphinx build's doctree (dropping cell
-tags and stored outputs, titling admonitions in English) and needs dask.
+Each chapter notebook at its path under DIR, its MyST as plain Markdown: labels dropped, notes
+and exercises quoted and titled in the edition's words, solutions plain sections, roles links
+to the edition's pages; cells, tags and outputs kept; a README beside them (the publish
+workflow pushes DIR to ``NOTEBOOK_BRANCH``). Not sphinx-tojupyter 0.6.0: it rebuilds notebooks
+from a doctree (no cell tags or stored outputs, English titles) and needs dask.
 """
 from __future__ import annotations
 
@@ -30,9 +28,7 @@ __all__ = ["NOTEBOOK_BRANCH", "OUT", "Target", "myst_left", "targets", "convert"
            "main"]
 
 OUT = ROOT / "_build" / "colab"
-ADMONITIONS = {"note": "Note", "tip": "Tip", "hint": "Hint", "important": "Important",
-               "warning": "Warning", "caution": "Caution", "attention": "Attention",
-               "danger": "Danger", "error": "Error", "seealso": "See also"}
+ADMONITIONS = {"note": "Note"}  # those the chapters use: another directive fails, named
 ROLE = re.compile(r"\{(?P<role>ref|doc|numref)\}`(?P<body>[^`]+)`")
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
 README = """# Reader notebooks
@@ -188,12 +184,10 @@ class _Renderer:
             self.exercises += 1
             title = f"{self.words['Exercise']} {self.exercises}"
             return _quoted(title + (f": {argument}" if argument else ""), inner)
-        if name in ("solution-start", "solution"):
+        if name == "solution-start":
             return f"**{self.words['Solution']}**" + (f"\n\n{inner}" if inner.strip() else "")
         if name == "solution-end":
             return None
-        if name == "dropdown":
-            return f"**{argument}**\n\n{inner}"
         raise ValueError(f"{where}: directive {{{name}}} has no plain-Markdown form "
                          "(booktools.reader_notebooks)")
 
