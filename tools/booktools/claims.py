@@ -113,8 +113,7 @@ def _range(value) -> bool:
 
 
 def _operand(value):
-    """A relation's operand: a label (the first quantity of its line), {label, nth} (the
-    nth quantity), or a number (itself, in base units); None if malformed."""
+    """A label, {label, nth} (its line's nth quantity) or a number (base units); else None."""
     if _number(value):
         return float(value)
     if isinstance(value, str) and value.strip():
@@ -252,8 +251,7 @@ def parse_quantity(text: str, nth: int = 1) -> tuple[float, str] | None:
 
 
 def find_value(text: str, operand) -> tuple[float, str] | None:
-    """An operand's (value, kind) in a cell's printed text: the nth quantity after ``LABEL:``
-    on the first line that starts with it (None: no such line or quantity)."""
+    """An operand's (value, kind): the nth quantity after the first ``LABEL:``; else None."""
     if isinstance(operand, float):
         return operand, "constant"
     for line in text.splitlines():
@@ -415,8 +413,7 @@ def _judge(claim: Claim, place: Place, cell) -> Result:
 
 
 def _results(claim: Claim, chapter: _Chapter, recorded: list) -> tuple[list[Result], bool]:
-    """The claim at each place in its scope, and whether a current output printed its labels
-    (True where none was looked at)."""
+    """The claim at each place in scope; whether the current outputs printed its labels."""
     found, looked, printed = [], False, False
     for run in [None, *recorded]:
         place = _place(claim.chapter, run)
@@ -466,10 +463,9 @@ def check_claims(claims: list[Claim], root: Path = ROOT, recorded: list | None =
 def format_result(result: Result, root: Path = ROOT) -> str:
     """One report line, e.g. chapters/x.md:12: claim "..." (...) contradicted by ...: ..."""
     c = result.claim
-    verb = {"contradicted": "contradicted by", "unchecked": "unchecked on"}.get(
-        result.status, "held on")
+    by = "by" if result.status == "contradicted" else "on"
     return (f"chapters/{c.chapter}.md:{c.says_line}: claim \"{c.says}\" ({describe(c)}) "
-            f"{verb} {result.place.name} cell {c.cell}: {result.detail}")
+            f"{result.status} {by} {result.place.name} cell {c.cell}: {result.detail}")
 
 
 def check(root: Path = ROOT, only: list[str] | None = None, verbose: bool = False,
