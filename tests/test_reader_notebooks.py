@@ -35,6 +35,8 @@ def test_one_per_chapter_and_edition_at_its_source_path(written):
     assert {p.relative_to(out) for p in paths} == expected
     assert (out / "chapters/tensors.ipynb").is_file()
     assert (out / "i18n/zh-CN/chapters/tensors.ipynb").is_file()
+    # the published branch's README, beside them
+    assert "Edit the chapters in the" in (out / "README.md").read_text(encoding="utf-8")
 
 
 def test_no_markdown_cell_holds_myst(written):
@@ -88,6 +90,8 @@ def test_an_unknown_label_is_named():
     renderer = reader_notebooks._Renderer("en", "devices")
     with pytest.raises(ValueError, match=r"here: \{ref\}`nowhere`: no such label in the en"):
         renderer.markdown("See {ref}`nowhere`.", "here")
+    with pytest.raises(ValueError, match=r"here: directive \{warning\} has no plain-Markdown"):
+        renderer.markdown(":::{warning}\nCareful.\n:::\n", "here")
 
 
 def test_myst_left_finds_each_construct():

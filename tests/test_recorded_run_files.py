@@ -71,8 +71,8 @@ def test_a_folder_without_run_json_is_named_by_the_figures_check(tmp_path, monke
     from booktools import gpu_figures
     (tmp_path / "runs" / "nvidia-t4").mkdir(parents=True)
     shutil.copy(ROOT / "runs" / MACHINE / "devices.ipynb", tmp_path / "runs" / "nvidia-t4")
-    monkeypatch.setattr(gpu_figures, "check_book", functools.partial(
-        gpu_figures.check_book, runs=tmp_path / "runs"))
+    monkeypatch.setattr(gpu_figures, "recorded_texts", functools.partial(
+        gpu_figures.recorded_texts, tmp_path / "runs"))
     assert gpu_figures.main([]) == 2
     err = capsys.readouterr().err
     assert err.startswith("gpu_figures: ") and "nvidia-t4/: a folder under runs/ without " \

@@ -42,8 +42,7 @@ def test_every_run_step_calls_a_script_of_the_repository():
     steps = {name: run_steps(name) for name in names}
     # The test job is the README's test command, through CI's own script.
     assert steps["test"] == ["bash .ci/lint", "bash .ci/run"]
-    assert steps["publish"] == ['bash scripts/publish-notebooks.sh "$TAG"',
-                                'bash scripts/build-dist.sh "$TAG"']
+    assert steps["publish"] == ['bash scripts/build-dist.sh "$TAG"']
     assert steps["verify"] == [
         "bash scripts/setup.sh",
         '.venv/bin/python -m booktools.runs verify --base "$BASE" --report "$REPORT"']
@@ -129,8 +128,12 @@ def test_the_weekly_checks_report_a_failure_in_an_issue(name, cron):
     workflow = load(name)
     assert workflow[True]["schedule"] == [{"cron": cron}]
     report = [step for job in workflow["jobs"].values() for step in job["steps"]
-              if "report-failure.sh" in step.get("run", "")]
-    assert len(report) == 1 and report[0]["env"]["GH_TOKEN"] == "${{ github.token }}"
+              if step.get("uses", "").startswith("JasonEtco/create-an-issue@")]
+    assert len(report) == 1 and report[0]["env"]["GITHUB_TOKEN"] == "${{ github.token }}"
+    assert report[0]["with"] == {"filename": ".github/failure-issue.md", "update_existing": True}
+    artifact = next(s["with"] for j in workflow["jobs"].values() for s in j["steps"]
+                    if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert Path(artifact["path"]).name == report[0]["env"]["REPORT"]
     job = next(j for j in workflow["jobs"].values() if report[0] in j["steps"])
     assert "failure()" in (report[0].get("if", "") + job.get("if", ""))
     assert {**workflow.get("permissions", {}), **job.get("permissions", {})}["issues"] == "write"
@@ -154,9 +157,11 @@ def test_dependabot_updates_actions_pins_and_npm_weekly_and_pip_in_one_group():
 
 def test_publish_pushes_the_reader_notebooks_to_the_branch_the_launch_buttons_open():
     from booktools.book import NOTEBOOK_BRANCH
-    script = (ROOT / "scripts" / "publish-notebooks.sh").read_text()
-    assert f'branch="{NOTEBOOK_BRANCH}"' in script
     jobs = load("publish")["jobs"]
+    push = jobs["notebooks"]["steps"][-1]
+    assert push["uses"].startswith("JamesIves/github-pages-deploy-action@")
+    assert push["with"]["branch"] == NOTEBOOK_BRANCH
+    assert push["with"]["folder"] == jobs["notebooks"]["steps"][-2]["with"]["path"]
     assert jobs["notebooks"]["needs"] == "test"
     assert jobs["notebooks"]["permissions"] == {"contents": "write"}
     assert not any("contents" in (job.get("permissions") or {}) for name, job in jobs.items()

@@ -10,7 +10,8 @@ __all__ = ["ROOT", "NOTEBOOK_BRANCH", "toc_pages", "book_config", "Repository", 
 
 ROOT = Path(__file__).resolve().parents[2]
 STUDIO_LAB_IMPORT = "https://studiolab.sagemaker.aws/import/github"
-# The branch of the reader notebooks the launch buttons open (booktools.reader_notebooks).
+# The branch the launch buttons open: the reader notebooks, plain Markdown
+# (booktools.reader_notebooks; the publish workflow pushes them).
 NOTEBOOK_BRANCH = "notebooks"
 
 

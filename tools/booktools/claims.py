@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import json
 import math
 import operator
 import re
@@ -41,11 +42,6 @@ CC_SCOPE = re.compile(r"cc\s*(>=|<=|==|>|<)\s*(\d+(?:\.\d+)?)")
 COMPARE = {">=": operator.ge, "<=": operator.le, "==": operator.eq, ">": operator.gt,
            "<": operator.lt}
 MACHINE_GLOB = re.compile(r"[A-Za-z0-9._*?\[\]-]+")
-# Compute capability by GPU name, for a run.json without "compute_capability" (NVIDIA's table).
-KNOWN_CC = {"H100": "9.0", "H200": "9.0", "GH200": "9.0", "B200": "10.0", "B100": "10.0",
-            "A100": "8.0", "A30": "8.0", "A10G": "8.6", "A10": "8.6", "A40": "8.6",
-            "L40S": "8.9", "L40": "8.9", "L4": "8.9", "T4": "7.5", "V100": "7.0",
-            "P100": "6.0", "RTX 4090": "8.9", "RTX 3090": "8.6", "RTX 2080": "7.5"}
 
 _PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
@@ -117,8 +113,7 @@ def _range(value) -> bool:
 
 
 def _operand(value):
-    """A relation's operand: a label (the first quantity of its line), {label, nth} (the
-    nth quantity), or a number (itself, in base units); None if malformed."""
+    """A label, {label, nth} (its line's nth quantity) or a number (base units); else None."""
     if _number(value):
         return float(value)
     if isinstance(value, str) and value.strip():
@@ -256,8 +251,7 @@ def parse_quantity(text: str, nth: int = 1) -> tuple[float, str] | None:
 
 
 def find_value(text: str, operand) -> tuple[float, str] | None:
-    """An operand's (value, kind) in a cell's printed text: the nth quantity after ``LABEL:``
-    on the first line that starts with it (None: no such line or quantity)."""
+    """An operand's (value, kind): the nth quantity after the first ``LABEL:``; else None."""
     if isinstance(operand, float):
         return operand, "constant"
     for line in text.splitlines():
@@ -273,20 +267,9 @@ def _name(operand) -> str:
 
 
 def describe(claim: Claim) -> str:
-    """The relation in words, e.g. "faster: A than B, by >= 2"."""
-    o = claim.options
-    word = {"about": " as ", "ratio": " to ", "no_gain": " over "}.get(claim.relation, " than ")
-    text = word.join(_name(x) for x in claim.operands)
-    lo, hi = o.get("by") or o.get("between") or (None, None)
-    if "by" in o:
-        text += (f", by {lo:g} to {hi:g}" if None not in (lo, hi)
-                 else f", by >= {lo:g}" if lo is not None else f", by <= {hi:g}")
-    elif claim.relation == "ratio":
-        text += (f", between {lo:g} and {hi:g}" if None not in (lo, hi)
-                 else f", at least {lo:g}" if lo is not None else f", at most {hi:g}")
-    elif claim.relation in ("about", "no_gain"):
-        text += f", within {o.get('within', 0.2 if claim.relation == 'about' else 0.1):.0%}"
-    return f"{claim.relation}: {text}"
+    """The claim as declared, e.g. "faster: one copy, 1024 copies; by: [2, null]"."""
+    text = f"{claim.relation}: " + ", ".join(_name(x) for x in claim.operands)
+    return text + "".join(f"; {k}: {json.dumps(v)}" for k, v in claim.options.items())
 
 
 def _within(x: float, lo, hi, tol: float) -> bool:
@@ -332,21 +315,11 @@ def evaluate(claim: Claim, values: list[tuple[float, str]]) -> tuple[bool, str] 
 # --- where a claim is checked ---
 
 def compute_capabilities(meta: dict) -> tuple[float, ...]:
-    """The recording's compute capabilities: run.json's, else from its GPUs' names."""
-    recorded = meta.get("compute_capability")
-    if isinstance(recorded, list) and recorded:
-        try:
-            return tuple(float(c) for c in recorded)
-        except (TypeError, ValueError):
-            return ()
-    found = []
-    names = sorted(KNOWN_CC, key=len, reverse=True)
-    for gpu in meta.get("gpus") or []:
-        match = next((n for n in names if re.search(rf"\b{re.escape(n)}\b", gpu)), None)
-        if match is None:
-            return ()
-        found.append(float(KNOWN_CC[match]))
-    return tuple(found)
+    """run.json's compute capabilities, as floats (empty: unknown)."""
+    try:
+        return tuple(float(c) for c in meta.get("compute_capability") or ())
+    except (TypeError, ValueError):
+        return ()
 
 
 def _place(chapter: str, run) -> Place:
@@ -440,8 +413,7 @@ def _judge(claim: Claim, place: Place, cell) -> Result:
 
 
 def _results(claim: Claim, chapter: _Chapter, recorded: list) -> tuple[list[Result], bool]:
-    """The claim at each place in its scope, and whether a current output printed its labels
-    (True where none was looked at)."""
+    """The claim at each place in scope; whether the current outputs printed its labels."""
     found, looked, printed = [], False, False
     for run in [None, *recorded]:
         place = _place(claim.chapter, run)
@@ -491,10 +463,9 @@ def check_claims(claims: list[Claim], root: Path = ROOT, recorded: list | None =
 def format_result(result: Result, root: Path = ROOT) -> str:
     """One report line, e.g. chapters/x.md:12: claim "..." (...) contradicted by ...: ..."""
     c = result.claim
-    verb = {"contradicted": "contradicted by", "unchecked": "unchecked on"}.get(
-        result.status, "held on")
+    by = "by" if result.status == "contradicted" else "on"
     return (f"chapters/{c.chapter}.md:{c.says_line}: claim \"{c.says}\" ({describe(c)}) "
-            f"{verb} {result.place.name} cell {c.cell}: {result.detail}")
+            f"{result.status} {by} {result.place.name} cell {c.cell}: {result.detail}")
 
 
 def check(root: Path = ROOT, only: list[str] | None = None, verbose: bool = False,

@@ -2,13 +2,10 @@
 
     python -m booktools.gpu_figures    lists every offending figure (exit 1 if any)
 
-A GPU figure (``Figure.is_gpu``) is a number with a unit (``_UNITS``) in a sentence about a
-GPU (``GPU_WORDS``, else what the sentence before was about), or a rate not about the CPU.
-Each must stand, same digits and unit (``in_texts``), in a text output of a recording
-runs/<machine>/<chapter>.ipynb in a paragraph naming that machine, or be listed for its
-chapter in tests/gpu_figures.yml: ``datasheet`` (vendor and source; the vendor named in the
-paragraph or the one leading into it) or ``not_measured`` (its sentence's words and why).
-``prose_paragraphs`` is the prose that booktools.words, typography and i18n read too.
+A GPU figure (``Figure.is_gpu``) stands, same digits and unit, in a recording's text output
+in a paragraph naming that machine, or is listed in tests/gpu_figures.yml: ``datasheet``
+(its vendor named nearby) or ``not_measured``. ``prose_paragraphs`` is the prose that
+booktools.words, typography and i18n read too.
 """
 from __future__ import annotations
 
@@ -20,9 +17,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["Paragraph", "Figure", "Problem", "parser", "prose_paragraphs", "find_figures",
-           "chapter_figures", "output_text", "recorded_texts", "load_datasheet", "listed_for",
-           "check_figures", "check_book", "format_problems", "main"]
+__all__ = ["Paragraph", "Figure", "Problem", "parser", "directive_text", "prose_paragraphs",
+           "find_figures", "chapter_figures", "output_text", "recorded_texts", "load_datasheet",
+           "listed_for", "check_figures", "check_book", "format_problems", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/gpu_figures.py in a checkout
 CHAPTERS = ROOT / "chapters"
@@ -139,7 +136,6 @@ _CODE_INFOS = {"", "{code-cell}", "{code-block}", "{code}", "{sourcecode}", "{ma
                "{raw}", "{eval-rst}", "{literalinclude}", "{mermaid}"}
 _ARGUMENT_NOT_PROSE = {"{solution-start}", "{solution-end}", "{figure}", "{image}",
                        "{include}"}
-_OPTION = re.compile(r"^\s*:[\w-]+:")
 
 
 @lru_cache(maxsize=1)
@@ -165,29 +161,33 @@ def _paragraph(lines: list, first: int) -> Paragraph:
     return Paragraph(text, _mask(text), starts)
 
 
-def _alt_texts(header: list, first_line: int) -> list:
-    """The image alt texts and captions in a code cell's YAML header, each a Paragraph."""
-    import yaml
+def directive_text(content: str, as_yaml: bool = False):
+    """myst-parser's split of a directive's content into options (any keys) and body."""
+    from docutils.parsers.rst.directives.misc import TestDirective  # takes any option
+    from myst_parser.parsers.directives import parse_directive_text
+
+    return parse_directive_text(TestDirective, "", content, validate_options=not as_yaml)
+
+
+def _alt_texts(options: dict, lines: list, first_line: int) -> list:
+    """The image alt texts and captions in a code cell's options, each a Paragraph."""
     try:
-        mystnb = (yaml.safe_load("\n".join(header)) or {}).get("mystnb") or {}
+        mystnb = options.get("mystnb") or {}
         texts = [(f, (mystnb.get(key) or {}).get(f)) for key in ("image", "figure")
                  for f in ("alt", "caption")]
-    except (yaml.YAMLError, AttributeError):  # not mappings: no alt text to read
+    except AttributeError:  # not mappings: no alt text to read
         return []
     found = []
     for field_, text in texts:
         if isinstance(text, str):
-            at = next((first_line + n for n, line in enumerate(header)
+            at = next((first_line + n for n, line in enumerate(lines)
                        if re.match(rf"\s*{field_}:", line)), first_line)
             found.append(Paragraph(text, _mask(text), [(0, at)]))
     return found
 
 
 def prose_paragraphs(markdown: str, first: int = 1) -> list:
-    """The prose a reader reads in MyST markdown (its first line is line ``first``), one
-    Paragraph per paragraph, heading, list item or table: directives' titles and bodies and
-    code cells' alt texts and captions included; front matter, code, math, labels, comments
-    and directive options not."""
+    """The Paragraphs a reader reads in MyST markdown whose first line is line ``first``."""
     lines, found = markdown.splitlines(), []
     for token in parser().parse(markdown):
         if token.map is None:
@@ -198,16 +198,15 @@ def prose_paragraphs(markdown: str, first: int = 1) -> list:
         elif token.type not in ("fence", "colon_fence"):
             continue
         name, _, argument = token.info.strip().partition(" ")
-        body = token.content.splitlines()
-        if name == "{code-cell}" and body and body[0].strip() == "---":
-            header = body[1:next((i for i, b in enumerate(body) if i and b.strip() == "---"),
-                                 len(body))]
-            found += _alt_texts(header, first + start + 2)
+        if name == "{code-cell}":
+            options = directive_text(token.content, as_yaml=True).options
+            found += _alt_texts(options, token.content.splitlines(), first + start + 1)
         elif token.type == "colon_fence" or name.startswith("{") and name not in _CODE_INFOS:
             if argument.strip() and name not in _ARGUMENT_NOT_PROSE:  # a title is prose
                 found.append(_paragraph([argument], first + start))
-            options = next((i for i, b in enumerate(body) if not _OPTION.match(b)), len(body))
-            found += prose_paragraphs("\n".join(body[options:]), first + start + 1 + options)
+            parsed = directive_text(token.content)
+            found += prose_paragraphs("\n".join(parsed.body),
+                                      first + start + 1 + parsed.body_offset)
     return found
 
 
@@ -268,13 +267,10 @@ def find_figures(markdown: str, chapter: str = "") -> list:
     return figures
 
 
-def chapter_figures(chapters: Path = CHAPTERS) -> list:
+def chapter_figures() -> list:
     """The GPU figures of every chapters/*.md."""
-    figures = []
-    for path in sorted(Path(chapters).glob("*.md")):
-        figures += [f for f in find_figures(path.read_text(encoding="utf-8"), path.stem)
-                    if f.is_gpu]
-    return figures
+    return [f for path in sorted(CHAPTERS.glob("*.md"))
+            for f in find_figures(path.read_text(encoding="utf-8"), path.stem) if f.is_gpu]
 
 
 def output_text(cell) -> str:
@@ -287,8 +283,7 @@ def output_text(cell) -> str:
 
 
 def recorded_texts(runs: Path = RUNS) -> dict:
-    """{machine's names: what its cells printed} of every recording: run.json's label first,
-    then the label without its vendor ("H100") and its GPUs' names."""
+    """{(label, its short form, its GPUs' names): what its cells printed} per recording."""
     from booktools.runs import code_cells, runs as recorded_runs
     recorded = {}
     for run in recorded_runs(Path(runs)):
@@ -308,16 +303,17 @@ def in_texts(figure: Figure, text: str) -> bool:
     return re.search(pattern, text) is not None
 
 
-def load_datasheet(path: Path = DATASHEET) -> dict:
+def load_datasheet() -> dict:
     """tests/gpu_figures.yml: {"datasheet": [...], "not_measured": [...]}, entries checked."""
     import yaml
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) if Path(path).exists() else {}
-    listed = {section: (data or {}).get(section) or [] for section in NEEDS}
+    data = yaml.safe_load(DATASHEET.read_text(encoding="utf-8")) or {}
+    listed = {section: data.get(section) or [] for section in NEEDS}
     for section, entries in listed.items():
         for entry in entries:
             missing = [k for k in NEEDS[section] if not entry.get(k)]
             if missing:
-                raise ValueError(f"{path}: a {section} entry lacks {', '.join(missing)}: {entry}")
+                raise ValueError(f"{DATASHEET}: a {section} entry lacks {', '.join(missing)}: "
+                                 f"{entry}")
             for written in entry["figures"]:
                 figure_keys(written)
     return listed
@@ -367,9 +363,9 @@ def figure_keys(written: str) -> set:
     return {canonical(match[g], unit) for g in ("first", "second") if match[g] is not None}
 
 
-def check_book(chapters: Path = CHAPTERS, runs: Path = RUNS, datasheet: Path = DATASHEET) -> list:
+def check_book() -> list:
     """The Problems of every chapter's GPU figures."""
-    return check_figures(chapter_figures(chapters), recorded_texts(runs), load_datasheet(datasheet))
+    return check_figures(chapter_figures(), recorded_texts(), load_datasheet())
 
 
 def format_problems(problems: list) -> str:
@@ -382,15 +378,12 @@ def format_problems(problems: list) -> str:
             shown += f" (in {f.written!r})"
         lines.append(f"chapters/{f.chapter}.md:{f.line}: {shown}: {p.why}\n    {f.sentence}")
     if lines:
-        lines.append("\nQuote each GPU figure verbatim from a recorded run's output, "
-                     "runs/<machine>/<chapter>.ipynb, naming the machine (\"on the H100\"), or "
-                     "list a datasheet's in tests/gpu_figures.yml with its source, naming the "
-                     "vendor; else drop it.")
+        lines.append("\nQuote it from a recorded run's output naming the machine, or list "
+                     "it in tests/gpu_figures.yml (a datasheet's: name the vendor); else drop it.")
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
-    """List the offending GPU figures of the chapters; 1 if there are any."""
     try:
         problems = check_book()
     except ValueError as error:  # a recording or a datasheet that cannot be read

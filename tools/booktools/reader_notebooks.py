@@ -2,13 +2,11 @@
 
     python -m booktools.reader_notebooks [--out DIR] [CODE ...]    # default: _build/colab, all
 
-Writes each chapter notebook (chapters/X.ipynb, i18n/<code>/chapters/X.ipynb) at its path
-under DIR with its MyST as the Markdown those front ends show: labels dropped, admonitions and
-exercises as quoted blocks titled in the edition's words, solutions and dropdowns as plain
-sections, {ref}/{doc}/{numref} as links to that edition's page (``html.baseurl``); code cells,
-tags, outputs and math kept. scripts/publish-notebooks.sh pushes DIR to ``NOTEBOOK_BRANCH``.
-Not sphinx-tojupyter 0.6.0: it rebuilds notebooks from a Sphinx build's doctree (dropping cell
-tags and stored outputs, titling admonitions in English) and needs dask.
+Each chapter notebook at its path under DIR, its MyST as plain Markdown: labels dropped, notes
+and exercises quoted and titled in the edition's words, solutions plain sections, roles links
+to the edition's pages; cells, tags and outputs kept; a README beside them (the publish
+workflow pushes DIR to ``NOTEBOOK_BRANCH``). Not sphinx-tojupyter 0.6.0: it rebuilds notebooks
+from a doctree (no cell tags or stored outputs, English titles) and needs dask.
 """
 from __future__ import annotations
 
@@ -24,26 +22,30 @@ import nbformat
 
 from booktools import i18n
 from booktools.book import NOTEBOOK_BRANCH, ROOT, book_config
-from booktools.gpu_figures import parser
+from booktools.gpu_figures import directive_text, parser
 
 __all__ = ["NOTEBOOK_BRANCH", "OUT", "Target", "myst_left", "targets", "convert", "write",
            "main"]
 
 OUT = ROOT / "_build" / "colab"
-ADMONITIONS = {"note": "Note", "tip": "Tip", "hint": "Hint", "important": "Important",
-               "warning": "Warning", "caution": "Caution", "attention": "Attention",
-               "danger": "Danger", "error": "Error", "seealso": "See also"}
+ADMONITIONS = {"note": "Note"}  # those the chapters use: another directive fails, named
 ROLE = re.compile(r"\{(?P<role>ref|doc|numref)\}`(?P<body>[^`]+)`")
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
-OPTION = re.compile(r"^:(?P<key>[\w-]+):\s*(?P<value>.*)$")
+README = """# Reader notebooks
+
+The notebooks the book's launch buttons open in Colab and SageMaker Studio Lab, made from
+the book's chapters by `python -m booktools.reader_notebooks`. Edit the chapters in the
+book's repository, not here: each release replaces this branch's files.
+"""
 
 
-def _directive(token) -> tuple[str, str] | None:
-    """(name, argument) of a MyST directive's token, or None for any other token."""
+def _directive(token) -> tuple[str, str, dict, list[str]] | None:
+    """(name, argument, options, body lines) of a MyST directive's token, else None."""
     if token.type not in ("fence", "colon_fence") or not token.info.strip().startswith("{"):
         return None
     name, _, argument = token.info.strip().partition(" ")
-    return name.strip("{}"), argument.strip()
+    parsed = directive_text(token.content)
+    return name.strip("{}"), argument.strip(), parsed.options, parsed.body
 
 
 def myst_left(markdown: str) -> list[str]:
@@ -111,11 +113,9 @@ def targets(code: str) -> dict[str, Target]:
                 found[token.content] = Target(chapter, "" if chapter_label else token.content,
                                               inline.content)
             directive = _directive(token)
-            if directive and directive[0] == "exercise":
-                label = [m["value"] for m in map(OPTION.match, token.content.splitlines())
-                         if m and m["key"] == "label"]
-                if label:
-                    found[label[0]] = Target(chapter, label[0], directive[1])
+            if directive and directive[0] == "exercise" and directive[2].get("label"):
+                found[directive[2]["label"]] = Target(chapter, directive[2]["label"],
+                                                      directive[1])
     return found
 
 
@@ -123,18 +123,6 @@ def _url(code: str, target: Target) -> str:
     base = book_config()["html"]["baseurl"].rstrip("/") + "/"
     page = i18n.site_path(code, f"chapters/{target.chapter}")
     return base + page + (f"#{target.anchor}" if target.anchor else "")
-
-
-def _options(body: list[str]) -> list[str]:
-    """A directive's body without its options (``:key: value`` lines or a ``---`` block)."""
-    i = 0
-    if body and body[0].strip() == "---":
-        i = body.index("---", 1) + 1
-    while i < len(body) and OPTION.match(body[i]):
-        i += 1
-    while i < len(body) and not body[i].strip():
-        i += 1
-    return body[i:]
 
 
 def _quoted(title: str, body: str) -> str:
@@ -188,20 +176,18 @@ class _Renderer:
         return ROLE.sub(lambda match: self.link(match, where), rendered)
 
     def directive(self, token, where: str) -> str | None:
-        name, argument = _directive(token)
-        inner = self.markdown("\n".join(_options(token.content.rstrip("\n").split("\n"))), where)
+        name, argument, _, body = _directive(token)
+        inner = self.markdown("\n".join(body), where)
         if name in ADMONITIONS or name == "admonition":
             return _quoted(argument or self.words[ADMONITIONS.get(name, "Note")], inner)
         if name == "exercise":
             self.exercises += 1
             title = f"{self.words['Exercise']} {self.exercises}"
             return _quoted(title + (f": {argument}" if argument else ""), inner)
-        if name in ("solution-start", "solution"):
+        if name == "solution-start":
             return f"**{self.words['Solution']}**" + (f"\n\n{inner}" if inner.strip() else "")
         if name == "solution-end":
             return None
-        if name == "dropdown":
-            return f"**{argument}**\n\n{inner}"
         raise ValueError(f"{where}: directive {{{name}}} has no plain-Markdown form "
                          "(booktools.reader_notebooks)")
 
@@ -241,6 +227,7 @@ def write(out: Path = OUT, codes: list[str] | None = None) -> list[Path]:
             path.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(convert(code, chapter), path)
             written.append(path)
+    (out / "README.md").write_text(README, encoding="utf-8")
     return written
 
 
