@@ -86,6 +86,21 @@ def test_exercises_numbered_and_solutions_plain_sections():
     assert text.count("**Solution**") == 4
 
 
+@pytest.mark.parametrize("code", ["zh-CN", "ja"])
+def test_a_cjk_notebook_slants_nothing_and_titles_as_its_language_does(code):
+    renderer = reader_notebooks._Renderer(code, "devices")
+    rendered = renderer.markdown("张量*放置*在 GPU 上；*x* 与 *y* 不变。", "sample")
+    assert rendered == "张量**放置**在 GPU 上；*x* 与 *y* 不变。"
+    text = "\n".join(c.source for c in reader_notebooks.convert(code, "exercises").cells
+                     if c.cell_type == "markdown")
+    exercise = reader_notebooks._words(code)["Exercise"]
+    assert f"> **{exercise} 1：" in text and f"{exercise} 1: " not in text
+    tensors = reader_notebooks.convert(code, "tensors").cells
+    caption = next(c.source for c in tensors if c.cell_type == "markdown"
+                   and c.source.startswith("**" + reader_notebooks._words(code)["Fig. %s"] % 1))
+    assert not caption.endswith("*")
+
+
 def test_an_unknown_label_is_named():
     renderer = reader_notebooks._Renderer("en", "devices")
     with pytest.raises(ValueError, match=r"here: \{ref\}`nowhere`: no such label in the en"):

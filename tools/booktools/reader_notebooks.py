@@ -21,6 +21,7 @@ from pathlib import Path
 import nbformat
 
 from booktools import i18n
+from booktools.typography import has_cjk
 from booktools.book import NOTEBOOK_BRANCH, ROOT, book_config
 from booktools.gpu_figures import directive_text, parser
 
@@ -30,6 +31,8 @@ __all__ = ["NOTEBOOK_BRANCH", "OUT", "Target", "myst_left", "targets", "convert"
 OUT = ROOT / "_build" / "colab"
 ADMONITIONS = {"note": "Note"}  # those the chapters use: another directive fails, named
 ROLE = re.compile(r"\{(?P<role>ref|doc|numref)\}`(?P<body>[^`]+)`")
+# Emphasis of CJK text: Colab slants it (no CJK italic exists); the site shows dots.
+CJK_EMPHASIS = re.compile(r"(?<![*0-9A-Za-z_])\*([^*\n]+)\*(?![*0-9A-Za-z_])")
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
 README = """# Reader notebooks
 
@@ -136,6 +139,7 @@ class _Renderer:
         self.words = _words(code)
         self.found = targets(code)
         self.exercises = 0
+        self.cjk = code.split("-")[0] in ("zh", "ja")
 
     def link(self, match: re.Match, where: str) -> str:
         """A {ref}, {doc} or {numref} as a link to its target's page in this edition."""
@@ -173,6 +177,9 @@ class _Renderer:
             done = end
         out += lines[done:]
         rendered = "\n".join(out).strip("\n") + ("\n" if text.endswith("\n") else "")
+        if self.cjk:  # bold, as no CJK font has an italic
+            rendered = CJK_EMPHASIS.sub(
+                lambda m: f"**{m[1]}**" if has_cjk(m[1]) else m[0], rendered)
         return ROLE.sub(lambda match: self.link(match, where), rendered)
 
     def directive(self, token, where: str) -> str | None:
@@ -183,7 +190,8 @@ class _Renderer:
         if name == "exercise":
             self.exercises += 1
             title = f"{self.words['Exercise']} {self.exercises}"
-            return _quoted(title + (f": {argument}" if argument else ""), inner)
+            colon = "：" if self.cjk else ": "
+            return _quoted(title + (colon + argument if argument else ""), inner)
         if name == "solution-start":
             return f"**{self.words['Solution']}**" + (f"\n\n{inner}" if inner.strip() else "")
         if name == "solution-end":
@@ -209,9 +217,9 @@ def convert(code: str, chapter: str):
         figure = cell.metadata.get("mystnb", {}).get("figure", {})
         if cell.cell_type == "code" and figure.get("caption"):
             target = renderer.found.get(figure.get("name", ""))
-            number = f"{target.text} " if target else ""
+            number = f"**{target.text}** " if target else ""  # as the site sets it
             caption = renderer.markdown(figure["caption"], where)
-            cells.append(nbformat.v4.new_markdown_cell(f"*{number}{caption.strip()}*"))
+            cells.append(nbformat.v4.new_markdown_cell(f"{number}{caption.strip()}"))
     reader.cells = cells
     for index, cell in enumerate(cells):  # unique and the same every build
         cell["id"] = f"{chapter}-{index}"
