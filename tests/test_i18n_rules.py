@@ -396,7 +396,7 @@ def test_a_portuguese_comment_is_no_fault_and_an_english_one_is():
 
 def test_an_emphasis_of_latin_text_or_true_cjk_emphasis_is_no_fault():
     text = "见 *Dive into Deep Learning*，它*之后*才运行，**设备**（device）。\n"
-    assert typography.emphasis_faults(text, {"设备": "device"}) == []
+    assert typography.faults(text, True, typography.Titles({}, {}), None, {"设备": "device"}) == []
 
 
 @pytest.mark.parametrize("lang, selector, prop, value", [
