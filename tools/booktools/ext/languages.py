@@ -1,22 +1,127 @@
-"""The book's editions on every page: ``<html lang>`` as BCP 47 writes it, ``hreflang``
-links (absolute, under ``html.baseurl``; an edition's own ``html_baseurl`` ends in
-``<code>/``), a switcher, a banner on a translation whose English changed since, a
-solution's title in the page's language, the class ``latin`` on a translated page's
-emphasis without CJK (book.css keeps it italic), and in CJK an exercise's heading as
-练习 1（title）.
+"""The book's editions on every page, each in its own language.
+
+``<html lang>`` as BCP 47 writes it, ``hreflang`` links (absolute, under ``html.baseurl``;
+an edition's own ``html_baseurl`` ends in ``<code>/``), a switcher, a banner on a
+translation whose English changed since, a solution's title in the page's language, the
+class ``latin`` on a translated page's emphasis without CJK (book.css keeps it italic), and
+in CJK an exercise's heading as 练习 1（title）.
+
+Sphinx and the themes translate with their own catalogues (booktools.i18n.stage sets
+``language``); what they lack comes from the edition's ``interface`` words in
+i18n/languages.yml: put before those catalogues (gettext), in the templates overridden in
+``templates/`` (theme markup that writes English without ``_()``), and in the site's copies
+of sphinx-copybutton's and sphinx-togglebutton's scripts. A translated page's footer is
+the edition's ``ui.footer`` around the three links of _config.yml's footer (a fork edits
+those there; ``python -m booktools.repo check`` names the rest).
 """
 from __future__ import annotations
 
+import gettext
 import html
+import json
 import re
+from pathlib import Path
 
 from docutils import nodes
+from sphinx import locale
 from sphinx.application import Sphinx
-from sphinx.errors import ConfigError
+from sphinx.config import Config
+from sphinx.errors import ConfigError, ExtensionError
 
 from booktools import i18n, typography
 
+__all__ = ["Words", "TEMPLATES", "footer", "LATIN_EMPHASIS", "setup"]
+
 LATIN_EMPHASIS = "latin"  # the class book.css exempts from CJK emphasis
+TEMPLATES = Path(__file__).with_name("templates")
+CATALOGUES = ("sphinx", "booktheme")  # Sphinx's and its themes'; sphinx-book-theme's
+COPYBUTTON = "copybutton.js"
+COPY_MESSAGES = {"copy": "Copy", "copy_to_clipboard": "Copy to clipboard",
+                 "copy_success": "Copied!", "copy_failure": "Failed to copy"}
+COPY_LOCALE = "\nlet locale = 'en'"  # where copybutton.js picks its table
+TOGGLEBUTTON = "togglebutton.js"
+TOGGLE_LABEL = 'aria-label="Toggle hidden content"'
+LINK = re.compile(r"<a\b[^>]*>.*?</a>", re.S)
+
+
+def _edition(app: Sphinx) -> i18n.Language:
+    return i18n.for_sphinx(app.config.language)
+
+
+class Words(gettext.NullTranslations):
+    """An edition's words (English message -> text) before another catalogue."""
+
+    def __init__(self, words: dict, fallback: gettext.NullTranslations | None):
+        super().__init__()
+        self.words = dict(words)
+        if fallback is not None:
+            self.add_fallback(fallback)
+
+    def gettext(self, message: str) -> str:
+        return self.words.get(message) or super().gettext(message)
+
+    def ngettext(self, singular: str, plural: str, n: int) -> str:
+        return self.words.get(singular if n == 1 else plural) or \
+            super().ngettext(singular, plural, n)
+
+
+def put_words_first(app: Sphinx, config: Config) -> None:
+    """The templates before the theme's, the edition's words before the catalogues."""
+    config.templates_path.insert(0, str(TEMPLATES))
+    words = _edition(app).interface
+    if not words:
+        return
+    for catalogue in CATALOGUES:
+        key = ("general", catalogue)
+        locale.translators[key] = Words(words, locale.translators.get(key))
+    app.translator = locale.translators["general", "sphinx"]
+    # sphinx-togglebutton read its hint from its catalogue when it was set up.
+    for name, message in (("togglebutton_hint", "Click to show"),
+                          ("togglebutton_hint_hide", "Click to hide")):
+        if message in words and name in config:
+            config[name] = words[message]
+
+
+def footer(template: str, english: str) -> str:
+    """The edition's footer: its words around the English footer's three links."""
+    links = LINK.findall(english)
+    if len(links) != 3:
+        raise ExtensionError(f"languages: the footer in _config.yml has {len(links)} links; "
+                             "the editions' footers (languages.yml: ui: footer) place three: "
+                             "the text's licence, the code's and the citation")
+    return f"<p>{template.format(text=links[0], code=links[1], cite=links[2])}</p>\n"
+
+
+def translate_footer(app: Sphinx, pagename: str, templatename: str, context: dict,
+                     doctree) -> None:
+    lang = _edition(app)
+    english = context.get("theme_extra_footer")
+    if not lang.english and english:
+        context["theme_extra_footer"] = footer(lang.ui["footer"], english)
+
+
+def _patch(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    if old not in text:
+        raise ExtensionError(f"languages: {path.name} no longer has {old!r}: the edition's "
+                             "words cannot be put in it (see booktools.ext.languages)")
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def translate_scripts(app: Sphinx, exception: Exception | None) -> None:
+    """The edition's words in its copies of sphinx-copybutton's and sphinx-togglebutton's."""
+    if exception is not None or app.builder.format != "html":
+        return
+    lang, static = _edition(app), Path(app.outdir) / "_static"
+    words = lang.interface
+    copy = {key: words[message] for key, message in COPY_MESSAGES.items() if message in words}
+    if copy and (static / COPYBUTTON).is_file():
+        table = json.dumps({**COPY_MESSAGES, **copy}, ensure_ascii=False)
+        _patch(static / COPYBUTTON, COPY_LOCALE,
+               f"\nmessages[{json.dumps(lang.code)}] = {table};{COPY_LOCALE}")
+    label = words.get("Toggle hidden content")
+    if label and (static / TOGGLEBUTTON).is_file():
+        _patch(static / TOGGLEBUTTON, TOGGLE_LABEL, f'aria-label="{html.escape(label)}"')
 
 
 def _switcher(lang: i18n.Language, links: list) -> str:
@@ -50,7 +155,7 @@ def site_addresses(app: Sphinx, config) -> None:
 
 def add_editions(app: Sphinx, pagename: str, templatename: str, context: dict,
                  doctree) -> None:
-    lang = i18n.for_sphinx(app.config.language)
+    lang = _edition(app)
     context["language"] = lang.code  # <html lang="zh-CN">
     editions = i18n.alternates(pagename)
     if not editions or "body" not in context:
@@ -71,7 +176,7 @@ def add_editions(app: Sphinx, pagename: str, templatename: str, context: dict,
 
 
 def translate_solution_titles(app: Sphinx, doctree, docname: str) -> None:
-    word = i18n.for_sphinx(app.config.language).ui["solution"]
+    word = _edition(app).ui["solution"]
     for node in doctree.findall(lambda n: type(n).__name__ == "solution_node"):
         title = node.children[0] if node.children else None
         if isinstance(title, nodes.title) and title.astext() == "Solution" and word != "Solution":
@@ -79,25 +184,22 @@ def translate_solution_titles(app: Sphinx, doctree, docname: str) -> None:
 
 
 def mark_latin_emphasis(app: Sphinx, doctree, docname: str) -> None:
-    if i18n.for_sphinx(app.config.language).english:
+    if _edition(app).english:
         return
     for node in doctree.findall(nodes.emphasis):
         if not typography.has_cjk(node.astext()) and LATIN_EMPHASIS not in node["classes"]:
             node["classes"].append(LATIN_EMPHASIS)
 
 
-def _exercise_titles(doctree):
-    for node in doctree.findall(lambda n: type(n).__name__ in ("exercise_node",
-                                                              "exercise_enumerable_node")):
-        if node.children and isinstance(node.children[0], nodes.title):
-            yield node.children[0]
-
-
 def full_width_exercise_parentheses(app: Sphinx, doctree, docname: str) -> None:
     """练习 1 (title) -> 练习 1（title）: the texts sphinx-exercise puts around a title."""
-    if not i18n.for_sphinx(app.config.language).cjk:
+    if not _edition(app).cjk:
         return
-    for title in _exercise_titles(doctree):
+    for node in doctree.findall(lambda n: type(n).__name__ in ("exercise_node",
+                                                              "exercise_enumerable_node")):
+        title = node.children[0] if node.children else None
+        if not isinstance(title, nodes.title):
+            continue
         texts = [child for child in title.children if isinstance(child, nodes.Text)]
         if len(texts) >= 2 and texts[0] == " (" and texts[-1] == ")":
             title.replace(texts[0], nodes.Text("（"))
@@ -111,16 +213,20 @@ NUMBER_BEFORE_PARENTHESIS = re.compile(r'(<span class="caption-number">[^<]*?) <
 
 def no_space_before_full_width_parenthesis(app: Sphinx, pagename: str, templatename: str,
                                            context: dict, doctree) -> None:
-    if "body" in context and i18n.for_sphinx(app.config.language).cjk:
+    if "body" in context and _edition(app).cjk:
         context["body"] = NUMBER_BEFORE_PARENTHESIS.sub(r"\1</span>（", context["body"])
 
 
 def setup(app: Sphinx) -> dict:
     app.add_config_value("book_site_root", "", "html")
+    # Before Sphinx's own handler (priority 800) that reads figure numbers' words.
+    app.connect("config-inited", put_words_first, priority=400)
     app.connect("config-inited", site_addresses)
     app.connect("html-page-context", add_editions)
+    app.connect("html-page-context", translate_footer)
     app.connect("html-page-context", no_space_before_full_width_parenthesis)
     app.connect("doctree-resolved", full_width_exercise_parentheses)
     app.connect("doctree-resolved", translate_solution_titles)
     app.connect("doctree-resolved", mark_latin_emphasis)
-    return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}
+    app.connect("build-finished", translate_scripts)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

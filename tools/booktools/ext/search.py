@@ -15,7 +15,7 @@ from pathlib import Path
 from sphinx.application import Sphinx
 
 from booktools import i18n
-from booktools.ext.interface import _patch
+from booktools.ext.languages import _patch
 
 __all__ = ["MESSAGES", "SPLITTER", "CJK_SCRIPTS", "setup"]
 
