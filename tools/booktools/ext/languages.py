@@ -1,18 +1,21 @@
 """The book's editions on every page, each in its own language.
 
-``<html lang>`` as BCP 47 writes it, ``hreflang`` links (absolute, under ``html.baseurl``;
-an edition's own ``html_baseurl`` ends in ``<code>/``), a switcher, a banner on a
-translation whose English changed since, a solution's title in the page's language, the
-class ``latin`` on a translated page's emphasis without CJK (book.css keeps it italic), and
-in CJK an exercise's heading as 练习 1（title）.
+``<html lang>`` as BCP 47 writes it; ``hreflang`` links, absolute under ``html.baseurl`` (an
+edition's own ``html_baseurl`` ends in ``<code>/``); a switcher; a banner on a translation
+whose English changed since; in a translation a solution's title in its words, the class
+``latin`` on emphasis without CJK (book.css keeps it italic), and in CJK 练习 1（title）.
+The footer is the edition's ``ui.footer`` around _config.yml's three links (a fork edits
+them there; ``python -m booktools.repo check`` names the rest).
 
-Sphinx and the themes translate with their own catalogues (booktools.i18n.stage sets
-``language``); what they lack comes from the edition's ``interface`` words in
-i18n/languages.yml: put before those catalogues (gettext), in the templates overridden in
-``templates/`` (theme markup that writes English without ``_()``), and in the site's copies
-of sphinx-copybutton's and sphinx-togglebutton's scripts. A translated page's footer is
-the edition's ``ui.footer`` around the three links of _config.yml's footer (a fork edits
-those there; ``python -m booktools.repo check`` names the rest).
+Sphinx and the themes translate with their catalogues (booktools.i18n.stage sets
+``language``); the edition's ``interface`` words in i18n/languages.yml come first (gettext),
+in the templates of ``templates/`` (theme markup that writes English without ``_()``) and in
+the site's copies of sphinx-copybutton's, sphinx-togglebutton's and Sphinx's search scripts.
+Sphinx indexes Chinese with jieba and Japanese with TinySegmenter but splits a query only at
+spaces (sphinx-doc/sphinx#13395): a CJK edition splits each term the index does not hold
+into the longest terms it does (``SPLITTER``; not sphinx-tsegsearch, which splits Japanese
+only, as TinySegmenter splits a query, not as it split the text). Search snippets leave out
+what is not the page's text (``SKIPPED_TOO``).
 """
 from __future__ import annotations
 
@@ -30,7 +33,8 @@ from sphinx.errors import ConfigError, ExtensionError
 
 from booktools import i18n, typography
 
-__all__ = ["Words", "TEMPLATES", "footer", "LATIN_EMPHASIS", "setup"]
+__all__ = ["Words", "TEMPLATES", "footer", "LATIN_EMPHASIS", "SEARCH_MESSAGES", "SPLITTER",
+           "setup"]
 
 LATIN_EMPHASIS = "latin"  # the class book.css exempts from CJK emphasis
 TEMPLATES = Path(__file__).with_name("templates")
@@ -42,6 +46,50 @@ COPY_LOCALE = "\nlet locale = 'en'"  # where copybutton.js picks its table
 TOGGLEBUTTON = "togglebutton.js"
 TOGGLE_LABEL = 'aria-label="Toggle hidden content"'
 LINK = re.compile(r"<a\b[^>]*>.*?</a>", re.S)
+SEARCH = "searchtools.js"
+SEARCH_MESSAGES = (
+    "Your search did not match any documents. Please make sure that all words are spelled "
+    "correctly and that you've selected enough categories.",
+    "Search finished, found ${resultCount} page(s) matching the search query.",
+    "Preparing search...",
+    "Searching",
+    "Search Results",
+)
+SKIPPED = '[".headerlink", "script", "style"]'
+SKIPPED_TOO = ('[".headerlink", "script", "style", ".onlyprint", "details.hide > summary", '
+               '".language-switcher", ".book-pdf-link", ".translation-lag"]')
+SPLIT_AT = 'if (typeof splitQuery === "undefined") {'
+MARK = "/* booktools.ext.languages */"
+SPLITTER = MARK + r"""
+var splitQuery = (query) => {
+  const index = (typeof Search !== "undefined" && Search._index) || {};
+  const terms = index.terms || {}, titles = index.titleterms || {};
+  const stemmer = typeof Stemmer === "undefined" ? null : new Stemmer();
+  const held = (word) => {
+    const lower = word.toLowerCase();
+    const stem = stemmer ? stemmer.stemWord(lower) : lower;
+    return [lower, stem].some((key) => key in terms || key in titles);
+  };
+  const cjk = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u30fc\u3005]/u;
+  const pieces = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u30fc\u3005]+|[^\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\u30fc\u3005_]+/gu;
+  const found = [];
+  for (const word of query.split(/[^\p{Letter}\p{Number}_\p{Emoji_Presentation}]+/gu)) {
+    if (!word) continue;
+    if (held(word)) { found.push(word); continue; }
+    for (const piece of word.match(pieces) || []) {
+      if (!cjk.test(piece)) { found.push(piece); continue; }
+      // The longest term of the index at each place; a character none holds is left out.
+      for (let start = 0; start < piece.length;) {
+        let end = Math.min(piece.length, start + 16);
+        while (end > start + 1 && !held(piece.slice(start, end))) end--;
+        if (held(piece.slice(start, end))) found.push(piece.slice(start, end));
+        start = end;
+      }
+    }
+  }
+  return found;
+};
+"""
 
 
 def _edition(app: Sphinx) -> i18n.Language:
@@ -109,7 +157,8 @@ def _patch(path: Path, old: str, new: str) -> None:
 
 
 def translate_scripts(app: Sphinx, exception: Exception | None) -> None:
-    """The edition's words in its copies of sphinx-copybutton's and sphinx-togglebutton's."""
+    """The edition's words in its copies of sphinx-copybutton's, sphinx-togglebutton's and
+    Sphinx's search scripts; its search's query split as its index is, and its snippets."""
     if exception is not None or app.builder.format != "html":
         return
     lang, static = _edition(app), Path(app.outdir) / "_static"
@@ -122,6 +171,13 @@ def translate_scripts(app: Sphinx, exception: Exception | None) -> None:
     label = words.get("Toggle hidden content")
     if label and (static / TOGGLEBUTTON).is_file():
         _patch(static / TOGGLEBUTTON, TOGGLE_LABEL, f'aria-label="{html.escape(label)}"')
+    search = static / SEARCH
+    if search.is_file() and MARK not in search.read_text(encoding="utf-8"):
+        _patch(search, SKIPPED, SKIPPED_TOO)
+        for message in SEARCH_MESSAGES:
+            if message in words:
+                _patch(search, json.dumps(message), json.dumps(words[message], ensure_ascii=False))
+        _patch(search, SPLIT_AT, (SPLITTER if lang.cjk else MARK + "\n") + SPLIT_AT)
 
 
 def _switcher(lang: i18n.Language, links: list) -> str:
