@@ -12,7 +12,7 @@ translates (``stamp``): a page whose English changed since shows a banner.
     python -m booktools.i18n stamp CODE CHAPTER [CHAPTER ...]
     python -m booktools.i18n report           # translated, lagging and missing pages
     python -m booktools.i18n codes            # the translated editions' codes
-    python -m booktools.i18n stage [CODE ...] # the folders translated sites build from
+    python -m booktools.i18n stage [CODE ...] # prepare the folders the sites build from
 """
 from __future__ import annotations
 
@@ -229,15 +229,9 @@ def _options_key(cell) -> str:
     return json.dumps([metadata, mystnb], sort_keys=True)
 
 
-def same_cell(english, translated) -> bool:
-    """Whether a translated cell is English's program (comments aside) with English's options."""
-    return (_options_key(english) == _options_key(translated)
-            and same_program(english.source, translated.source))
-
-
 def _changed(english, path: Path, i18n: Path) -> list[tuple[int, str]]:
     """(index, file:line) of each of the translation's code cells that is not English's
-    (same_cell); ValueError if it has more or fewer than English."""
+    program (comments aside) with English's options; ValueError if it has more or fewer."""
     a, b = code_cells(english), code_cells(_read(path))
     where = _shown(path, i18n)
     if len(a) != len(b):
@@ -246,7 +240,8 @@ def _changed(english, path: Path, i18n: Path) -> list[tuple[int, str]]:
     text = read_text(path)
     lines = [text.count("\n", 0, block.start()) + 1 for block in CODE_BLOCK.finditer(text)]
     return [(i, f"{where}:{lines[i]}" if i < len(lines) else where)
-            for i, (x, y) in enumerate(zip(a, b)) if not same_cell(x, y)]
+            for i, (x, y) in enumerate(zip(a, b))
+            if _options_key(x) != _options_key(y) or not same_program(x.source, y.source)]
 
 
 def _code_problems(english, path: Path, i18n: Path, code: str) -> list[str]:
@@ -537,7 +532,7 @@ def _has_texts(cell) -> bool:
 
 
 def carry_code(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N) -> str:
-    """The translation's markdown with each English code cell that changed (same_cell) in
+    """The translation's markdown with each English code cell that changed (_changed) in
     place; ValueError for a cell added or removed, or changed with a translated alt or caption."""
     path, english = source(code, chapter, i18n), chapters / f"{chapter}.md"
     text = read_text(path)
@@ -694,21 +689,16 @@ def main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # a message quotes CJK text: any locale prints it
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    parser = argparse.ArgumentParser(prog="python -m booktools.i18n",
-                                     description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m booktools.i18n", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("check", help="structure and rule problems of every translation")
-    sub.add_parser("sync", help="write the translated notebooks").add_argument("codes", nargs="*")
-    s = sub.add_parser("reflow", help="zh-CN, ja: put each paragraph on one line")
-    s.add_argument("code")
-    s.add_argument("chapters", nargs="*")
-    s = sub.add_parser("stamp", help="record that a translation is of today's English")
-    s.add_argument("code")
-    s.add_argument("chapters", nargs="+")
-    sub.add_parser("report", help="translated, lagging and missing pages")
-    sub.add_parser("codes", help="the translated editions' codes, one a line")
-    sub.add_parser("stage", help="prepare the folders editions build from; print CODE<TAB>FOLDER "
-                   "a line (every edition without CODEs)").add_argument("codes", nargs="*")
+    for command, *arguments in (("check",), ("sync", "codes*"), ("reflow", "code", "chapters*"),
+                                ("stamp", "code", "chapters+"), ("report",), ("codes",),
+                                ("stage", "codes*")):
+        each = sub.add_parser(command)
+        for argument in arguments:  # "codes*": any number of codes
+            name = argument.rstrip("*+")
+            each.add_argument(name, nargs=argument[len(name):] or None)
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
