@@ -1,10 +1,10 @@
 """CJK typography of the editions: a paragraph a line, bold that parses, spacing at links.
 
 zh-CN and ja keep each paragraph and figure text (``alt:``, ``caption:``) on one line
-(``reflow`` joins them by ``wants_space``). Bold and emphasis are read as MyST parses them;
-``faults`` holds a link's or role's edges, its title resolved (``Titles``), to
-``wants_space`` and a title shown inside a sentence to ``REFERENCE_RULES``. Not autocorrect-py: its lint looks past link edges and
-role titles and flags the book's 矩阵-向量.
+(``reflow`` joins them by ``wants_space``). ``faults`` reads bold and emphasis as MyST
+parses them, holds a link's or role's edges, its title resolved (``Titles``), to
+``wants_space``, and a title shown inside a sentence to ``REFERENCE_RULES``. Not
+autocorrect-py: its lint looks past link edges and role titles and flags the book's 矩阵-向量.
 """
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from booktools import files
-from booktools import gpu_figures
+from booktools import files, gpu_figures
 from booktools.gpu_figures import prose_paragraphs
 
 __all__ = ["CJK_LETTER", "FULLWIDTH_PUNCTUATION", "has_cjk", "wants_space", "Titles",
@@ -175,21 +174,23 @@ def _joined(left: str, right: str, titles: Titles | None) -> str:
     return left.rstrip() + ("" if space is False else " ") + right.strip()
 
 
+def _fold(lines: list[str], titles: Titles | None) -> str:
+    joined = ""
+    for line in lines:
+        joined = _joined(joined, line, titles) if joined else line
+    return joined
+
+
 def _yaml_line(key, lines: list[str], titles: Titles | None) -> str:
     """A figure text of several YAML lines as one, its quoting kept (a block scalar: quoted)."""
-    value = key.group(3) or ""
-    pieces = [line.strip() for line in lines if line.strip()]
+    value, pieces = key.group(3) or "", [line.strip() for line in lines if line.strip()]
     if re.fullmatch(r"[|>][+-]?\d?", value):
-        text = pieces[0] if pieces else ""
-        for piece in pieces[1:]:
-            text = _joined(text, piece, titles)
-        value, pieces = json.dumps(text, ensure_ascii=False), []
-    elif value.endswith("\\") or any(p.endswith("\\") for p in pieces):
+        return f"{key.group(1)}{key.group(2)}: " + json.dumps(_fold(pieces, titles),
+                                                              ensure_ascii=False)
+    if value.endswith("\\") or any(p.endswith("\\") for p in pieces):
         raise ValueError(f"a figure's {key.group(2)}: text continued with a backslash: "
                          "join its lines by hand")
-    for piece in pieces:
-        value = _joined(value, piece, titles) if value else piece
-    return f"{key.group(1)}{key.group(2)}: {value}"
+    return f"{key.group(1)}{key.group(2)}: {_fold([value, *pieces], titles)}"
 
 
 def reflow(text: str, titles: Titles | None = None) -> str:
@@ -200,12 +201,8 @@ def reflow(text: str, titles: Titles | None = None) -> str:
     edits += [(first, end, key) for first, end, key in _figure_texts(plain) if end - first > 1]
     for first, end, key in sorted(edits, reverse=True):
         ending = lines[end - 1][len(plain[end - 1]):] or "\n"
-        if key is None:
-            joined = plain[first]
-            for line in plain[first + 1:end]:
-                joined = _joined(joined, line, titles)
-        else:
-            joined = _yaml_line(key, plain[first + 1:end], titles)
+        joined = _fold(plain[first:end], titles) if key is None \
+            else _yaml_line(key, plain[first + 1:end], titles)
         lines[first:end] = [joined.rstrip() + ending]
     return "".join(lines)
 
