@@ -423,7 +423,7 @@ def test_translated_pages_mark_emphasis_without_cjk_as_latin():
         paragraph += [nodes.emphasis(text="队列"), nodes.emphasis(text="Dive into Deep Learning"),
                       nodes.emphasis(text="GPU の*キュー*")]
         document += paragraph
-        ext.mark_latin_emphasis(SimpleNamespace(config=SimpleNamespace(language=language)),
+        ext.translate_titles_and_emphasis(SimpleNamespace(config=SimpleNamespace(language=language)),
                                 document, "chapters/demo")
         return [ext.LATIN_EMPHASIS in node["classes"] for node in document.findall(nodes.emphasis)]
     assert marked("zh_CN") == marked("ja") == marked("pt_BR") == [False, True, False]

@@ -231,39 +231,30 @@ def add_editions(app: Sphinx, pagename: str, templatename: str, context: dict,
     context["body"] = top + context["body"]
 
 
-def translate_solution_titles(app: Sphinx, doctree, docname: str) -> None:
-    word = _edition(app).ui["solution"]
-    for node in doctree.findall(lambda n: type(n).__name__ == "solution_node"):
-        title = node.children[0] if node.children else None
-        if isinstance(title, nodes.title) and title.astext() == "Solution" and word != "Solution":
-            title.children = [nodes.Text(word)]
-
-
-def mark_latin_emphasis(app: Sphinx, doctree, docname: str) -> None:
-    if _edition(app).english:
+def translate_titles_and_emphasis(app: Sphinx, doctree, docname: str) -> None:
+    """In a translation: a solution's title in its words, emphasis without CJK marked
+    ``latin``, and in CJK 练习 1 (title) -> 练习 1（title） (sphinx-exercise's texts)."""
+    lang = _edition(app)
+    if lang.english:
         return
     for node in doctree.findall(nodes.emphasis):
         if not typography.has_cjk(node.astext()) and LATIN_EMPHASIS not in node["classes"]:
             node["classes"].append(LATIN_EMPHASIS)
-
-
-def full_width_exercise_parentheses(app: Sphinx, doctree, docname: str) -> None:
-    """练习 1 (title) -> 练习 1（title）: the texts sphinx-exercise puts around a title."""
-    if not _edition(app).cjk:
-        return
-    for node in doctree.findall(lambda n: type(n).__name__ in ("exercise_node",
-                                                              "exercise_enumerable_node")):
-        title = node.children[0] if node.children else None
-        if not isinstance(title, nodes.title):
+    for title in doctree.findall(nodes.title):
+        kind = type(title.parent).__name__
+        if title is not title.parent.children[0]:
             continue
-        texts = [child for child in title.children if isinstance(child, nodes.Text)]
-        if len(texts) >= 2 and texts[0] == " (" and texts[-1] == ")":
-            title.replace(texts[0], nodes.Text("（"))
-            title.replace(texts[-1], nodes.Text("）"))
+        if kind == "solution_node" and title.astext() == "Solution":
+            title.children = [nodes.Text(lang.ui["solution"])]
+        elif lang.cjk and kind in ("exercise_node", "exercise_enumerable_node"):
+            texts = [child for child in title.children if isinstance(child, nodes.Text)]
+            if len(texts) >= 2 and texts[0] == " (" and texts[-1] == ")":
+                title.replace(texts[0], nodes.Text("（"))
+                title.replace(texts[-1], nodes.Text("）"))
 
 
 # Sphinx writes a number as "<span class="caption-number">练习 1 </span>": its space
-# then stood before the "（" of full_width_exercise_parentheses.
+# then stood before the "（" of translate_titles_and_emphasis.
 NUMBER_BEFORE_PARENTHESIS = re.compile(r'(<span class="caption-number">[^<]*?) </span>（')
 
 
@@ -281,8 +272,6 @@ def setup(app: Sphinx) -> dict:
     app.connect("html-page-context", add_editions)
     app.connect("html-page-context", translate_footer)
     app.connect("html-page-context", no_space_before_full_width_parenthesis)
-    app.connect("doctree-resolved", full_width_exercise_parentheses)
-    app.connect("doctree-resolved", translate_solution_titles)
-    app.connect("doctree-resolved", mark_latin_emphasis)
+    app.connect("doctree-resolved", translate_titles_and_emphasis)
     app.connect("build-finished", translate_scripts)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
