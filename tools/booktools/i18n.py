@@ -353,10 +353,9 @@ def rule_problems(code: str, chapter: str, i18n: Path = I18N,
         terms, problems = [], [str(error)]
     titles = _edition_titles(code, i18n)
     found = typography.faults(text, lang.cjk, titles, typography.REFERENCE_RULES.get(code),
-                              {t.term: t.en for t in terms})
+                              {t.term: t.en for t in terms},
+                              bare=lang.cjk and chapter != "summary")  # its lists point
     found += comment_faults(code, text) + d2l_link_faults(code, text)
-    if lang.cjk and chapter != "summary":  # the summary's lists point, they do not gloss
-        found += bare_reference_faults(text, titles)
     for paragraph in prose_paragraphs(text) if terms else []:
         for offset, form, term in glossary.avoided(terms, paragraph.masked):
             found.append((paragraph.line_at(offset),
@@ -395,17 +394,6 @@ def comment_faults(code: str, text: str) -> list[tuple[int, str]]:
                               f"the comment {token.string!r} is English: translate it "
                               "(only the program must stay English's)"))
     return found
-
-
-_BARE = re.compile(r"（\{(ref|doc)\}`([^`]+)`）")
-
-
-def bare_reference_faults(text: str, titles: typography.Titles) -> list[tuple[int, str]]:
-    """(line, message) of each reference but an exercise's alone in （）: it reads as a gloss."""
-    return [(text.count("\n", 0, m.start()) + 1,
-             f"{m.group(0)} alone in parentheses reads as a gloss: say it is a reference "
-             "(（见“…”一节） / （「…」の節を参照）)")
-            for m in _BARE.finditer(text) if titles.target(m[1], m[2])[1] != "exercise"]
 
 
 # d2l in the edition's language, where a current one exists: a link to English d2l

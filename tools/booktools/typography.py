@@ -246,19 +246,20 @@ _CJK_BOLD = ("keep full-width punctuation outside the bold (**…**。), and wri
 
 
 def faults(text: str, cjk: bool, titles: Titles, rule: ReferenceRule | None = None,
-           terms: dict[str, str] = {}) -> list[tuple[int, str]]:  # noqa: B006
+           terms: dict[str, str] = {}, bare: bool = False) -> list[tuple[int, str]]:  # noqa: B006
     """(line, message) of each bold that does not parse, each title shown inside a sentence
-    without ``rule``, and in zh-CN and ja (``cjk``) each line break inside a paragraph, bold
-    ending in "。" and a space, link or role whose edge breaks CJK spacing, and emphasis
-    (dots) over Latin text or on a term of ``terms``."""
+    without ``rule``, (``bare``) each reference but an exercise's alone in （）, and in zh-CN
+    and ja (``cjk``) each line break inside a paragraph, bold ending in "。" and a space, link
+    or role whose edge breaks CJK spacing, and emphasis (dots) over Latin text or on a term
+    of ``terms``."""
     found = line_breaks(text) if cjk else []
     for paragraph in prose_paragraphs(text):
         tokens = _tokens(paragraph.text)
         found += _bold(paragraph, tokens, cjk)
         if cjk:
             found += _spacing(paragraph, tokens, titles) + _emphasis(paragraph, tokens, terms)
-        if rule:
-            found += _references(paragraph, tokens, titles, rule)
+        if rule or bare:
+            found += _references(paragraph, tokens, titles, rule, bare)
     return found
 
 
@@ -425,10 +426,10 @@ def _a_title_in_a_sentence(before: str, after: str) -> bool:
     return True
 
 
-def _references(paragraph, tokens: list, titles: Titles,
-                rule: ReferenceRule) -> list[tuple[int, str]]:
+def _references(paragraph, tokens: list, titles: Titles, rule: ReferenceRule | None,
+                bare: bool) -> list[tuple[int, str]]:
     """Each role showing a chapter's or section's title (not an exercise's "练习 N", nor the
-    translator's own words) inside a sentence without ``rule``."""
+    translator's own words) inside a sentence without ``rule``; (bare) each alone in （）."""
     source, found = paragraph.text, []
     for token in tokens:
         if token.type != "myst_role" or token.meta.get("name") not in ("doc", "ref"):
@@ -436,10 +437,14 @@ def _references(paragraph, tokens: list, titles: Titles,
         role, (start, end) = token.meta["name"], token.meta["span"]
         title, kind = titles.target(role, token.content)
         shown = titles.shown(role, token.content)
-        if kind not in ("chapter", "section") or not title or not shown \
+        before, after = source[:start], source[end:]
+        if bare and kind != "exercise" and before.endswith("（") and after.startswith("）"):
+            found.append((paragraph.line_at(start),
+                          f"（{source[start:end]}） alone in parentheses reads as a gloss: say "
+                          "it is a reference (（见“…”一节） / （「…」の節を参照）)"))
+        if not rule or kind not in ("chapter", "section") or not title or not shown \
                 or not title.startswith(shown):
             continue
-        before, after = source[:start], source[end:]
         if _a_title_in_a_sentence(before, after) and not _follows(rule, kind, before, after):
             found.append((paragraph.line_at(start),
                           f"{source[start:end]} shows the {kind} title \"{_short(shown)}\", "
