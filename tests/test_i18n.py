@@ -348,31 +348,28 @@ def test_each_edition_names_the_parts_of_the_toc_in_its_words(tmp_path):
         i18n.edition_toc(i18n.language("ja"), planted)
 
 
-# --- the interface's words (booktools.ext.interface) ---
+# --- the interface's words (booktools.ext.languages) ---
 
 def test_a_translated_footer_places_the_english_footers_three_links_in_its_words():
     from sphinx.errors import ExtensionError
 
-    from booktools.ext import interface
     english = ('<p>Text and figures: <a href="t">CC BY-SA 4.0</a>.\nCode: <a href="c">MIT</a>.\n'
                'Cite: <a href="x">CITATION.cff</a>.</p>\n')
-    assert interface.footer(i18n.language("zh-CN").ui["footer"], english) == (
+    assert ext.footer(i18n.language("zh-CN").ui["footer"], english) == (
         '<p>文字与图片：<a href="t">CC BY-SA 4.0</a>。代码：<a href="c">MIT</a>。'
         '引用：<a href="x">CITATION.cff</a>。</p>\n')
     with pytest.raises(ExtensionError, match="has 2 links"):
-        interface.footer("{text} {code} {cite}", english.replace('<a href="c">MIT</a>', "MIT"))
+        ext.footer("{text} {code} {cite}", english.replace('<a href="c">MIT</a>', "MIT"))
 
 
 def test_an_editions_interface_words_come_before_the_catalogue_they_stand_before():
     import gettext
 
-    from booktools.ext import interface
-
     class Theirs(gettext.NullTranslations):
         def gettext(self, message):
             return {"Open issue": "Abra um problema", "Back": "Voltar"}.get(message, message)
 
-    words = interface.Words({"Open issue": "Abrir uma issue"}, Theirs())
+    words = ext.Words({"Open issue": "Abrir uma issue"}, Theirs())
     assert [words.gettext(m) for m in ("Open issue", "Back", "Other")] == \
         ["Abrir uma issue", "Voltar", "Other"]
 

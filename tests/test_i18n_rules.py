@@ -396,7 +396,7 @@ def test_a_portuguese_comment_is_no_fault_and_an_english_one_is():
 
 def test_an_emphasis_of_latin_text_or_true_cjk_emphasis_is_no_fault():
     text = "见 *Dive into Deep Learning*，它*之后*才运行，**设备**（device）。\n"
-    assert typography.emphasis_faults(text, {"设备": "device"}) == []
+    assert typography.faults(text, True, typography.Titles({}, {}), None, {"设备": "device"}) == []
 
 
 @pytest.mark.parametrize("lang, selector, prop, value", [
@@ -423,7 +423,7 @@ def test_translated_pages_mark_emphasis_without_cjk_as_latin():
         paragraph += [nodes.emphasis(text="队列"), nodes.emphasis(text="Dive into Deep Learning"),
                       nodes.emphasis(text="GPU の*キュー*")]
         document += paragraph
-        ext.mark_latin_emphasis(SimpleNamespace(config=SimpleNamespace(language=language)),
+        ext.translate_titles_and_emphasis(SimpleNamespace(config=SimpleNamespace(language=language)),
                                 document, "chapters/demo")
         return [ext.LATIN_EMPHASIS in node["classes"] for node in document.findall(nodes.emphasis)]
     assert marked("zh_CN") == marked("ja") == marked("pt_BR") == [False, True, False]

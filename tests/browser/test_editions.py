@@ -265,7 +265,7 @@ def test_english_left_is_the_english_pages_words_but_names_and_the_chapters_own(
 def test_edition_page_interface_is_in_its_language(phone_visits, lang, page):
     """No word of the theme, the book's buttons, footer and tabs, nor any label a screen
     reader reads, left in English: Sphinx and the themes in the edition's language, the
-    rest from i18n/languages.yml (booktools.ext.interface)."""
+    rest from i18n/languages.yml (booktools.ext.languages)."""
     left = english_left(phone_visits(lang.code, page).interface,
                         phone_visits("en", page).interface, kept_terms(lang.code))
     assert not left, "English left on the page (i18n/languages.yml: interface, ui):\n" + \

@@ -1,5 +1,5 @@
 """Search in every edition finds the book's words, says what it found in the edition's
-language, and shows snippets of the text (booktools.ext.search); the issue link opens a
+language, and shows snippets of the text (booktools.ext.languages); the issue link opens a
 form in the edition's language naming the edition's page (booktools.ext.launch_buttons)."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 import pytest
 
 from booktools import chromium, i18n
-from booktools.ext import search as search_ext
+from booktools.ext import languages as search_ext
 
 sync_api = pytest.importorskip("playwright.sync_api",
                                reason="the Playwright Python package is not installed")
@@ -78,7 +78,7 @@ def test_search_finds_the_books_words(browser, site_url, code, word):
                                          for s in found["snippets"])
     switches = (lang.ui["show_code"].split("{")[0].strip(), lang.ui["hide_code"].split("{")[0].strip())
     assert not any(w in s for s in found["snippets"] for w in switches)
-    said = lang.interface[search_ext.MESSAGES[1]].replace("${resultCount}", str(len(found["hits"])))
+    said = lang.interface[search_ext.SEARCH_MESSAGES[1]].replace("${resultCount}", str(len(found["hits"])))
     assert found["summary"] == said
 
 
@@ -86,7 +86,7 @@ def test_search_finds_the_books_words(browser, site_url, code, word):
 def test_no_results_say_so_in_the_editions_words(browser, site_url, code):
     found = _search(browser, site_url, code, "qqqzzzxxyy")
     assert found["hits"] == []
-    assert found["summary"] == i18n.language(code).interface[search_ext.MESSAGES[0]]
+    assert found["summary"] == i18n.language(code).interface[search_ext.SEARCH_MESSAGES[0]]
     assert "categor" not in found["summary"] and "分类" not in found["summary"]
 
 

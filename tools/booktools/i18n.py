@@ -12,7 +12,7 @@ translates (``stamp``): a page whose English changed since shows a banner.
     python -m booktools.i18n stamp CODE CHAPTER [CHAPTER ...]
     python -m booktools.i18n report           # translated, lagging and missing pages
     python -m booktools.i18n codes            # the translated editions' codes
-    python -m booktools.i18n stage [CODE ...] # the folders translated sites build from
+    python -m booktools.i18n stage [CODE ...] # prepare the folders the sites build from
 """
 from __future__ import annotations
 
@@ -20,25 +20,26 @@ import argparse
 import copy
 import dataclasses
 import hashlib
+import io
 import json
 import os
 import posixpath
 import re
 import sys
 import tempfile
+import tokenize
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-import jupytext
 import nbformat
 import yaml
 
 from booktools import carried, files, glossary, notebooks, typography
+from booktools.book import book_config, toc_pages
 from booktools.files import read_text
-from booktools.book import toc_pages
 from booktools.gpu_figures import prose_paragraphs
-from booktools.runs import code_cells, same_program
+from booktools.runs import as_python, code_cells, same_program
 
 __all__ = ["Language", "languages", "language", "for_sphinx", "translations", "english_chapters",
            "source", "notebook", "prose_hash", "recorded_hash", "lags", "stamp",
@@ -60,7 +61,7 @@ LABEL = re.compile(r"^\(([\w-]+)\)=\s*$", re.M)
 DIRECTIVE_LABEL = re.compile(r"^:label:\s*(\S+)\s*$", re.M)
 REFERENCE = re.compile(r"\{(ref|doc|numref)\}`(?:[^`<]*<)?([^`>]+)>?`")
 DIRECTIVE = re.compile(r"^`{3,}\{(exercise|solution-start|solution-end)\}", re.M)
-MD = "md:myst"
+CODE_BLOCK = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n.*?^\1[ \t]*$", re.M | re.S)
 
 
 @dataclass(frozen=True)
@@ -95,13 +96,13 @@ def _languages(path: Path) -> tuple[Language, ...]:
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise ValueError(f"{where}: a list of editions, each `- code: ...` with {FIELDS}")
     for entry, node in zip(entries, nodes.value):
-        at = f"{where}:{node.start_mark.line + 1}"
         for key, _ in node.value:
             if key.value not in FIELDS:
                 raise ValueError(f"{where}:{key.start_mark.line + 1}: unknown key "
                                  f"{key.value!r}; an edition has {FIELDS}")
         if missing := [name for name in REQUIRED if name not in entry]:
-            raise ValueError(f"{at}: the edition lacks {', '.join(missing)}")
+            raise ValueError(f"{where}:{node.start_mark.line + 1}: the edition lacks "
+                             f"{', '.join(missing)}")
     found = tuple(Language(**entry) for entry in entries)
     if not found or found[0].code != "en":
         raise ValueError(f"{path}: the first edition must be English (code: en)")
@@ -151,7 +152,22 @@ def notebook(code: str, chapter: str, i18n: Path = I18N) -> Path:
     return source(code, chapter, i18n).with_suffix(".ipynb")
 
 
-# --- what a translation must keep, and what it translates ---
+def _shown(path: Path, i18n: Path) -> str:
+    return str(path.relative_to(i18n.parent) if path.is_relative_to(i18n.parent) else path)
+
+
+@lru_cache(maxsize=64)  # the cached notebooks are read-only: callers copy
+def _parsed(path: Path, text: str):
+    return notebooks.read_markdown(path) if path.suffix == ".md" else \
+        nbformat.reads(text, as_version=4)
+
+
+def _read(path: Path):
+    """A .md (as jupytext reads it, or ValueError naming its line) or .ipynb as a notebook."""
+    return _parsed(path, read_text(path))
+
+
+# --- what a translation records, keeps and translates ---
 
 def _front_matter(text: str) -> dict:
     match = FRONT.match(text)
@@ -204,20 +220,6 @@ def stamp(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N)
     return digest
 
 
-@lru_cache(maxsize=64)  # the cached notebooks are read-only: callers copy
-def _parsed(text: str):
-    return jupytext.reads(text, fmt=MD)
-
-
-@lru_cache(maxsize=16)
-def _read_notebook(path: Path, mtime_ns: int):
-    return nbformat.read(path, as_version=4)
-
-
-def _english_notebook(path: Path):
-    return _read_notebook(path, path.stat().st_mtime_ns)
-
-
 def _options_key(cell) -> str:
     """A code cell's metadata as a translation keeps it: all but mystnb's texts."""
     metadata = {k: v for k, v in cell.metadata.items() if k != "mystnb"}
@@ -227,39 +229,34 @@ def _options_key(cell) -> str:
     return json.dumps([metadata, mystnb], sort_keys=True)
 
 
-def same_cell(english, translated) -> bool:
-    """Whether a translated cell is English's program (comments aside) with English's options."""
-    return (_options_key(english) == _options_key(translated)
-            and same_program(english.source, translated.source))
-
-
-def _parsed_file(path: Path):
-    """A translation's MyST file as a notebook, or ValueError naming its line."""
-    text = read_text(path)
-    try:
-        if notebooks.unclosed_fence(text) is None:  # jupytext reads it as one long cell
-            return _parsed(text)
-    except Exception:  # noqa: BLE001 - jupytext raises several kinds
-        pass
-    return notebooks.read_markdown(path)  # raises, saying where and what to mend
-
-
-def _code_problems(english, translated, where: str, code: str, text: str = "") -> list[str]:
-    a, b = code_cells(english), code_cells(translated)
+def _changed(english, path: Path, i18n: Path) -> list[tuple[int, str]]:
+    """(index, file:line) of each of the translation's code cells that is not English's
+    program (comments aside) with English's options; ValueError if it has more or fewer."""
+    a, b = code_cells(english), code_cells(_read(path))
+    where = _shown(path, i18n)
     if len(a) != len(b):
-        return [f"{where}: {len(b)} code cells, English has {len(a)}: place the new or "
-                "removed cells by hand, as in English (sync cannot)"]
-    blocks = list(CODE_BLOCK.finditer(text))
-    problems = []
-    for i, (x, y) in enumerate(zip(a, b)):
-        if not same_cell(x, y):
-            what = ("program" if not same_program(x.source, y.source)
-                    else "tags, name or options")
-            name = x.metadata.get("name")
-            line = f":{text.count(chr(10), 0, blocks[i].start()) + 1}" if i < len(blocks) else ""
-            problems.append(f"{where}{line}: code cell {i + 1}{f' ({name})' if name else ''} "
-                            f"differs from English's in its {what}: python -m booktools.i18n "
-                            f"sync {code} copies English's")
+        raise ValueError(f"{where}: {len(b)} code cells, English has {len(a)}: place the new "
+                         "or removed cells by hand, as in English (sync cannot)")
+    text = read_text(path)
+    lines = [text.count("\n", 0, block.start()) + 1 for block in CODE_BLOCK.finditer(text)]
+    return [(i, f"{where}:{lines[i]}" if i < len(lines) else where)
+            for i, (x, y) in enumerate(zip(a, b))
+            if _options_key(x) != _options_key(y) or not same_program(x.source, y.source)]
+
+
+def _code_problems(english, path: Path, i18n: Path, code: str) -> list[str]:
+    """What sync would carry from English into the translation, each a problem."""
+    problems, cells = [], code_cells(_read(path))  # a file jupytext cannot read raises
+    try:
+        changed = _changed(english, path, i18n)
+    except ValueError as error:
+        return [str(error)]
+    for i, where in changed:
+        cell = code_cells(english)[i]
+        what = "tags, name or options" if same_program(cell.source, cells[i].source) else "program"
+        name = f" ({cell.metadata['name']})" if cell.metadata.get("name") else ""
+        problems.append(f"{where}: code cell {i + 1}{name} differs from English's in its {what}: "
+                        f"python -m booktools.i18n sync {code} copies English's")
     return problems
 
 
@@ -272,10 +269,6 @@ def _markers(text: str) -> dict:
     }
 
 
-def _shown(path: Path, i18n: Path) -> str:
-    return str(path.relative_to(i18n.parent) if path.is_relative_to(i18n.parent) else path)
-
-
 def structure_problems(code: str, chapter: str, chapters: Path = CHAPTERS,
                        i18n: Path = I18N) -> list[str]:
     """Where a translation's structure differs from English's (empty: none)."""
@@ -283,30 +276,26 @@ def structure_problems(code: str, chapter: str, chapters: Path = CHAPTERS,
     where = _shown(path, i18n)
     if not path.is_file():
         return [f"{where}: missing (English has chapters/{chapter}.md)"]
-    english_text = read_text(chapters / f"{chapter}.md")
-    text = read_text(path)
-    english, translated = _parsed_file(chapters / f"{chapter}.md"), _parsed_file(path)
-    problems = _code_problems(english, translated, where, code, text)
-    front = {k: v for k, v in _front_matter(text).items() if k != RECORD}
-    if front != _front_matter(english_text):
+    english, text = read_text(chapters / f"{chapter}.md"), read_text(path)
+    problems = _code_problems(_read(chapters / f"{chapter}.md"), path, i18n, code)
+    if {k: v for k, v in _front_matter(text).items() if k != RECORD} != _front_matter(english):
         problems.append(f"{where}: front matter differs from English's "
                         f"(beyond its `{RECORD}` record)")
-    english_markers = _markers(english_text)
+    english_markers = _markers(english)
     for kind, found in _markers(text).items():
         if found != english_markers[kind]:
             problems.append(f"{where}: {kind} differ from English's: "
                             f"{sorted(set(map(str, found)) ^ set(map(str, english_markers[kind])))}")
-    problems += _note_problems(code, text, english_text, where, i18n)
+    problems += _note_problems(code, text, english, where, i18n)
     ipynb = notebook(code, chapter, i18n)
-    if not problems:
-        if not ipynb.is_file():
-            problems.append(f"{where}: no notebook (python -m booktools.i18n sync {code})")
-        elif _notebook_key(nbformat.read(ipynb, as_version=4)) != _notebook_key(
-                build_notebook(code, chapter, chapters, i18n)):
-            problems.append(f"{_shown(ipynb, i18n)}: "
-                            f"out of step with its .md or the English notebook "
-                            f"(python -m booktools.i18n sync {code})")
-    return problems
+    if problems:
+        return problems
+    if not ipynb.is_file():
+        return [f"{where}: no notebook (python -m booktools.i18n sync {code})"]
+    if read_text(ipynb) != _notebook_text(code, chapter, chapters, i18n):
+        return [f"{_shown(ipynb, i18n)}: out of step with its .md or the English notebook "
+                f"(python -m booktools.i18n sync {code})"]
+    return []
 
 
 def _note_problems(code, text, english_text, where, i18n) -> list[str]:
@@ -322,6 +311,8 @@ def _note_problems(code, text, english_text, where, i18n) -> list[str]:
         return [f"{where}: paste i18n/{code}/{SNIPPET} between the hardware-note markers"]
     return []
 
+
+# --- the edition's rules ---
 
 def glossary_file(code: str, i18n: Path = I18N) -> Path:
     return i18n / code / "glossary.yml"
@@ -355,35 +346,29 @@ def rule_problems(code: str, chapter: str, i18n: Path = I18N,
     if not path.is_file():
         return []  # structure_problems says it is missing
     lang, where, text = language(code), _shown(path, i18n), read_text(path)
-    found = typography.bold_faults(text, lang.cjk)
-    english = chapters / f"{chapter}.md"
-    problems = [f"{_shown(english, i18n)}:{line}: the figure {figure} stands {times} time(s) "
-                f"in this prose and {have} in {where}'s prose: carry it over (a decimal comma "
-                "is fine)"
-                for line, figure, times, have in (carried.missing_figures(
-                    read_text(english), text) if english.is_file() else [])]
-    if lang.cjk:
-        found += typography.line_breaks(text)
-        found += typography.link_faults(text, _edition_titles(code, i18n))
-    if rule := typography.REFERENCE_RULES.get(code):
-        found += typography.reference_faults(text, _edition_titles(code, i18n), rule)
     glossary_name = _shown(glossary_file(code, i18n), i18n)
     try:
-        terms, bad_glossary = glossary.load(glossary_file(code, i18n), glossary_name), []
+        terms, problems = glossary.load(glossary_file(code, i18n), glossary_name), []
     except ValueError as error:
-        terms, bad_glossary = [], [str(error)]
-    if lang.cjk:
-        found += typography.emphasis_faults(text, {t.term: t.en for t in terms})
+        terms, problems = [], [str(error)]
+    titles = _edition_titles(code, i18n)
+    found = typography.faults(text, lang.cjk, titles, typography.REFERENCE_RULES.get(code),
+                              {t.term: t.en for t in terms},
+                              bare=lang.cjk and chapter != "summary")  # its lists point
     found += comment_faults(code, text) + d2l_link_faults(code, text)
-    if lang.cjk and chapter != "summary":  # the summary's lists point, they do not gloss
-        found += bare_reference_faults(text, chapters)
     for paragraph in prose_paragraphs(text) if terms else []:
         for offset, form, term in glossary.avoided(terms, paragraph.masked):
             found.append((paragraph.line_at(offset),
                           f'"{form}" is avoided in this edition ({glossary_name}: use '
                           f'"{term.term}" for "{term.en}")'))
-    return bad_glossary + [f"{where}:{line}: {message}" for line, message in
-                           sorted(found, key=lambda f: f[0])] + problems
+    problems += [f"{where}:{line}: {message}" for line, message in sorted(found, key=lambda f: f[0])]
+    english = chapters / f"{chapter}.md"
+    for line, figure, times, have in (carried.missing_figures(read_text(english), text)
+                                      if english.is_file() else []):
+        problems.append(f"{_shown(english, i18n)}:{line}: the figure {figure} stands {times} "
+                        f"time(s) in this prose and {have} in {where}'s prose: carry it over "
+                        "(a decimal comma is fine)")
+    return problems
 
 
 # English that gives a comment away in Portuguese prose (none of them Portuguese).
@@ -393,44 +378,22 @@ _ENGLISH_WORDS = frozenset("the of and is are to for with when this that it on".
 def comment_faults(code: str, text: str) -> list[tuple[int, str]]:
     """(line, message) of each code comment left in English: in zh-CN and ja two Latin words
     and no CJK, in pt-BR two of _ENGLISH_WORDS (a "#" in a string or a magic is no comment)."""
-    import io
-    import tokenize
-
-    from booktools.runs import as_python
-    found = []
+    cjk, found = language(code).cjk, []
     for block in CODE_BLOCK.finditer(text):
-        body_line = text.count("\n", 0, block.start()) + 1
         body = block.group(0).split("\n", 1)[1].rsplit("\n", 1)[0]
         try:
             tokens = list(tokenize.generate_tokens(io.StringIO(as_python(body)).readline))
-        except (tokenize.TokenError, SyntaxError, IndentationError):
+        except (tokenize.TokenError, SyntaxError):
             continue
-        for token in tokens:
-            if token.type != tokenize.COMMENT:
-                continue
-            words = re.findall(r"[A-Za-z]{3,}", token.string)
-            english = (len(words) >= 2 and not typography.has_cjk(token.string)) \
-                if language(code).cjk else \
-                len({w.lower() for w in re.findall(r"[A-Za-z]+", token.string)}
-                    & _ENGLISH_WORDS) >= 2
-            if english:  # IPython's rewrite of a magic keeps its lines
-                found.append((body_line + token.start[0],
+        for token in (t for t in tokens if t.type == tokenize.COMMENT):
+            words = re.findall(r"[A-Za-z]+", token.string)
+            if (sum(len(w) >= 3 for w in words) >= 2 and not typography.has_cjk(token.string)
+                    if cjk else len({w.lower() for w in words} & _ENGLISH_WORDS) >= 2):
+                # IPython's rewrite of a magic keeps its lines
+                found.append((text.count("\n", 0, block.start()) + 1 + token.start[0],
                               f"the comment {token.string!r} is English: translate it "
                               "(only the program must stay English's)"))
     return found
-
-
-_BARE = re.compile(r"（\{(ref|doc)\}`([^`]+)`）")
-
-
-def bare_reference_faults(text: str, chapters: Path = CHAPTERS) -> list[tuple[int, str]]:
-    """(line, message) of each reference but an exercise's alone in （）: it reads as a gloss."""
-    exercises = {label for md in chapters.glob("*.md")
-                 for label in DIRECTIVE_LABEL.findall(read_text(md))}
-    return [(text.count("\n", 0, m.start()) + 1,
-             f"{m.group(0)} alone in parentheses reads as a gloss: say it is a reference "
-             "(（见“…”一节） / （「…」の節を参照）)")
-            for m in _BARE.finditer(text) if m.group(2) not in exercises]
 
 
 # d2l in the edition's language, where a current one exists: a link to English d2l
@@ -455,61 +418,43 @@ def reflow(code: str, names: list[str] | None = None, chapters: Path = CHAPTERS,
     if not language(code).cjk:
         raise ValueError(f"{code} wraps its lines freely: reflow is for Chinese and Japanese")
     names = names or [c for c in english_chapters(chapters) if source(code, c, i18n).is_file()]
-    titles = _edition_titles(code, i18n)
     paths = [source(code, chapter, i18n) for chapter in names]
+    problems = []
     for chapter, path in zip(names, paths):
         if chapter not in english_chapters(chapters) or not path.is_file():
             raise ValueError(f"no translation {_shown(path, i18n)} of an English chapter")
-    texts, problems = {}, []
-    for chapter, path in zip(names, paths):
-        english = chapters / f"{chapter}.ipynb"
-        problems += _code_problems(_english_notebook(english),
-                                   _parsed_file(path), _shown(path, i18n), code, read_text(path))
-    snippet = i18n / code / SNIPPET
+        problems += _code_problems(_read(chapters / f"{chapter}.ipynb"), path, i18n, code)
+    texts, snippet = {}, i18n / code / SNIPPET
     for path in paths + ([snippet] if snippet.is_file() else []):
         try:
-            texts[path] = typography.reflow(read_text(path), titles)
+            texts[path] = typography.reflow(read_text(path), _edition_titles(code, i18n))
         except ValueError as error:
             problems.append(f"{_shown(path, i18n)}: {error}")
     if problems:
         raise ValueError("nothing written: run sync first, or mend by hand:\n"
                          + "\n".join(problems))
-    changed = [path for path, text in texts.items() if text != read_text(path)]
-    for path in changed:
-        _write(path, texts[path])
-    changed += [notebook(code, chapter, i18n) for chapter in names
-                if _write_notebook(code, chapter, chapters, i18n)]
-    return changed
+    changed = [path for path, text in texts.items() if _write(path, text)]
+    return changed + [notebook(code, chapter, i18n) for chapter in names
+                      if _write(notebook(code, chapter, i18n),
+                                _notebook_text(code, chapter, chapters, i18n))]
 
 
-def _notebook_key(nb) -> list:
-    # The notebook's metadata too: it names the machine that made the outputs.
-    return [dict(nb.metadata)] + [(c.cell_type, c.source, c.get("outputs"), dict(c.metadata))
-                                  for c in nb.cells]
+# --- the notebooks ---
 
-
-def _write_notebook(code: str, chapter: str, chapters: Path, i18n: Path) -> bool:
-    """Make the translation's notebook again; write it (True) only if it changed."""
-    target, nb = notebook(code, chapter, i18n), build_notebook(code, chapter, chapters, i18n)
-    if target.is_file() and \
-            _notebook_key(nbformat.read(target, as_version=4)) == _notebook_key(nb):
-        return False
-    _write(target, nbformat.writes(nb) + "\n")
-    return True
+def _notebook_text(code: str, chapter: str, chapters: Path, i18n: Path) -> str:
+    return nbformat.writes(build_notebook(code, chapter, chapters, i18n)) + "\n"
 
 
 def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N):
     """The translated notebook: its .md's cells, with the English notebook's outputs."""
     path = source(code, chapter, i18n)
-    translated = _parsed_file(path)
-    english_path = chapters / f"{chapter}.ipynb"
-    english = _english_notebook(english_path)
-    problems = _code_problems(english, translated, _shown(path, i18n), code, read_text(path))
+    english = _read(chapters / f"{chapter}.ipynb")
+    problems = _code_problems(english, path, i18n, code)
     if problems:
         raise ValueError("\n".join(problems))
     built = nbformat.v4.new_notebook(metadata=copy.deepcopy(english.metadata))
     english_code = iter(code_cells(english))
-    for cell in translated.cells:
+    for cell in _read(path).cells:
         if cell.cell_type == "code":
             done = copy.deepcopy(next(english_code))
             done.source = cell.source  # the same program, its comments translated
@@ -575,70 +520,56 @@ def drawn_in(code: str, cell) -> list:
     return outputs
 
 
-CODE_BLOCK = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n.*?^\1[ \t]*$", re.M | re.S)
-
-
 def _has_texts(cell) -> bool:
     mystnb = cell.metadata.get("mystnb", {})
     return bool(mystnb.get("image", {}).get("alt") or mystnb.get("figure", {}).get("caption"))
 
 
 def carry_code(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N) -> str:
-    """The translation's markdown with each English code cell that changed (same_cell) in
+    """The translation's markdown with each English code cell that changed (_changed) in
     place; ValueError for a cell added or removed, or changed with a translated alt or caption."""
-    path = source(code, chapter, i18n)
-    english_text = read_text(chapters / f"{chapter}.md")
+    path, english = source(code, chapter, i18n), chapters / f"{chapter}.md"
     text = read_text(path)
-    english_blocks = list(CODE_BLOCK.finditer(english_text))
+    english_blocks = list(CODE_BLOCK.finditer(read_text(english)))
     blocks = list(CODE_BLOCK.finditer(text))
-    english_cells = code_cells(_parsed_file(chapters / f"{chapter}.md"))
-    cells = code_cells(_parsed_file(path))
+    english_cells, cells = code_cells(_read(english)), code_cells(_read(path))
     if not (len(english_blocks) == len(english_cells) and len(blocks) == len(cells)):
         raise ValueError(f"{path}: a code cell is not a plain ```{{code-cell}} block")
-    if len(blocks) != len(english_blocks):
-        raise ValueError(f"{path}: {len(blocks)} code cells, English has "
-                         f"{len(english_blocks)}: place the new or removed cells by hand")
-    for i in reversed(range(len(blocks))):
-        if same_cell(english_cells[i], cells[i]):
-            continue
+    for i, where in reversed(_changed(_read(english), path, i18n)):
         if _has_texts(english_cells[i]) or _has_texts(cells[i]):
-            line = text.count("\n", 0, blocks[i].start()) + 1
-            raise ValueError(f"{_shown(path, i18n)}:{line}: code cell {i + 1} changed in English "
-                             "and has a translated alt text or caption: copy English's cell "
-                             "and translate those")
+            raise ValueError(f"{where}: code cell {i + 1} changed in English and has a "
+                             "translated alt text or caption: copy English's cell and "
+                             "translate those")
         text = text[:blocks[i].start()] + english_blocks[i].group(0) + text[blocks[i].end():]
     return text
 
 
-def _write(path: Path, text: str) -> None:
-    """Write a file whole or not at all (a temporary file, then a rename), if it changed."""
+def _write(path: Path, text: str) -> bool:
+    """Write a file whole or not at all (a temporary file, then a rename) if it changed."""
     if path.is_file() and read_text(path) == text:
-        return
+        return False
     with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=path.suffix,
                                      delete=False, encoding="utf-8") as tmp:
         tmp.write(text)
     os.replace(tmp.name, path)
+    return True
 
 
 def sync(codes: list[str] | None = None, chapters: Path = CHAPTERS, i18n: Path = I18N) -> list[Path]:
     """Carry English's code into the translations and write the notebooks that changed;
     nothing written if an English notebook is unexecuted or a translation needs a translator."""
-    codes = codes or [lang.code for lang in translations()]
-    unexecuted = []
+    problems = []
     for chapter in english_chapters(chapters):
         english = chapters / f"{chapter}.ipynb"
-        if english.is_file():
-            missing = notebooks.unexecuted(_english_notebook(english))
-            if missing:
-                unexecuted.append(f"{_shown(english, i18n)}: code cells "
-                                  f"{', '.join(map(str, missing))} have no stored outputs "
-                                  f"(never executed): bash scripts/refresh.sh "
-                                  f"{_shown(english.with_suffix('.md'), i18n)}")
-    if unexecuted:
+        if english.is_file() and (missing := notebooks.unexecuted(_read(english))):
+            problems.append(f"{_shown(english, i18n)}: code cells {', '.join(map(str, missing))} "
+                            "have no stored outputs (never executed): bash scripts/refresh.sh "
+                            f"{_shown(english.with_suffix('.md'), i18n)}")
+    if problems:
         raise ValueError("nothing written: the translations would lose these outputs; "
-                         "execute the English first:\n" + "\n".join(unexecuted))
-    texts, problems = {}, []
-    for code in codes:
+                         "execute the English first:\n" + "\n".join(problems))
+    texts = {}
+    for code in codes or [lang.code for lang in translations()]:
         language(code)
         for chapter in english_chapters(chapters):
             if source(code, chapter, i18n).is_file():
@@ -651,9 +582,8 @@ def sync(codes: list[str] | None = None, chapters: Path = CHAPTERS, i18n: Path =
                          + "\n".join(problems))
     written = []
     for (code, chapter), text in texts.items():
-        path = source(code, chapter, i18n)
-        _write(path, text)
-        if _write_notebook(code, chapter, chapters, i18n):
+        _write(source(code, chapter, i18n), text)
+        if _write(notebook(code, chapter, i18n), _notebook_text(code, chapter, chapters, i18n)):
             written.append(notebook(code, chapter, i18n))
     return written
 
@@ -667,10 +597,8 @@ def site_path(code: str, docname: str) -> str:
 
 def alternates(docname: str, i18n: Path = I18N, chapters: Path = CHAPTERS) -> list[Language]:
     """The editions that have this page (a chapter), English first."""
-    if not docname.startswith("chapters/"):
-        return []
     chapter = docname.removeprefix("chapters/")
-    if not (chapters / f"{chapter}.md").is_file():
+    if chapter == docname or not (chapters / f"{chapter}.md").is_file():
         return []
     return [lang for lang in languages() if lang.english
             or source(lang.code, chapter, i18n).is_file()]
@@ -691,7 +619,7 @@ TOC_CAPTIONS = {"Main path": "toc_main", "Going further": "toc_further"}
 
 def edition_toc(lang: Language, toc: Path = ROOT / "_toc.yml") -> str:
     """_toc.yml with its part captions in the edition's words (ui.toc_main, ui.toc_further)."""
-    data = yaml.safe_load(toc.read_text(encoding="utf-8"))
+    data = yaml.safe_load(read_text(toc))
     for part in data.get("parts", []):
         key = TOC_CAPTIONS.get(part.get("caption"))
         if key is None:
@@ -710,16 +638,14 @@ def stage(code: str, build: Path = STAGES) -> Path:
     src = build / code / "src"
     src.mkdir(parents=True, exist_ok=True)
     (src.parent / "_build").mkdir(exist_ok=True)
-    links = {src / "chapters": I18N / code / "chapters", src / "_static": ROOT / "_static",
-             src / "runs": ROOT / "runs", src / "node_modules": ROOT / "node_modules"}
-    for link, target in links.items():
-        if link.is_symlink() or link.exists():
-            if link.is_symlink() and Path(os.readlink(link)) == target:
-                continue
-            link.unlink()
-        link.symlink_to(target, target_is_directory=target.is_dir())
+    for name, target in (("chapters", I18N / code / "chapters"), ("_static", ROOT / "_static"),
+                         ("runs", ROOT / "runs"), ("node_modules", ROOT / "node_modules")):
+        link = src / name
+        if not (link.is_symlink() and link.readlink() == target):
+            link.unlink(missing_ok=True)
+            link.symlink_to(target)
     _write(src / "_toc.yml", edition_toc(lang))
-    config = yaml.safe_load(read_text(ROOT / "_config.yml"))
+    config = book_config()
     config["title"] = lang.title
     config.setdefault("repository", {})["path_to_book"] = f"i18n/{code}"
     sphinx = config.setdefault("sphinx", {}).setdefault("config", {})
@@ -728,8 +654,7 @@ def stage(code: str, build: Path = STAGES) -> Path:
     sphinx.setdefault("html_theme_options", {})["search_bar_text"] = lang.ui["search"]
     sphinx["nb_code_prompt_show"] = lang.ui["show_code"]
     sphinx["nb_code_prompt_hide"] = lang.ui["hide_code"]
-    _write(src / "_config.yml",
-                      yaml.safe_dump(config, allow_unicode=True, sort_keys=False))
+    _write(src / "_config.yml", yaml.safe_dump(config, allow_unicode=True, sort_keys=False))
     return src
 
 
@@ -758,23 +683,16 @@ def main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # a message quotes CJK text: any locale prints it
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    parser = argparse.ArgumentParser(prog="python -m booktools.i18n",
-                                     description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m booktools.i18n", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("check", help="structure and rule problems of every translation")
-    s = sub.add_parser("sync", help="write the translated notebooks")
-    s.add_argument("codes", nargs="*")
-    s = sub.add_parser("reflow", help="zh-CN, ja: put each paragraph on one line")
-    s.add_argument("code")
-    s.add_argument("chapters", nargs="*")
-    s = sub.add_parser("stamp", help="record that a translation is of today's English")
-    s.add_argument("code")
-    s.add_argument("chapters", nargs="+")
-    sub.add_parser("report", help="translated, lagging and missing pages")
-    sub.add_parser("codes", help="the translated editions' codes, one a line")
-    s = sub.add_parser("stage", help="prepare the folders editions build from; "
-                       "print CODE<TAB>FOLDER a line (every edition without CODEs)")
-    s.add_argument("codes", nargs="*")
+    for command, *arguments in (("check",), ("sync", "codes*"), ("reflow", "code", "chapters*"),
+                                ("stamp", "code", "chapters+"), ("report",), ("codes",),
+                                ("stage", "codes*")):
+        each = sub.add_parser(command)
+        for argument in arguments:  # "codes*": any number of codes
+            name = argument.rstrip("*+")
+            each.add_argument(name, nargs=argument[len(name):] or None)
     args = parser.parse_args(argv)
     try:
         if args.command == "check":
@@ -784,14 +702,12 @@ def main(argv: list[str] | None = None) -> int:
             if problems:
                 print(f"{len(problems)} problem(s) (MAINTAINING.md: Translations)")
             return 1 if problems else 0
-        if args.command == "reflow":
-            changed = reflow(args.code, args.chapters)
+        if args.command in ("reflow", "sync"):
+            changed = reflow(args.code, args.chapters) if args.command == "reflow" \
+                else sync(args.codes)
             for path in changed:
-                print(f"reflow: {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
-            print(f"reflow: {len(changed)} file(s) changed")
-        elif args.command == "sync":
-            for path in sync(args.codes):
-                print(f"sync: {path.relative_to(ROOT)}")
+                print(f"{args.command}: {files.shown(path)}")
+            print(f"{args.command}: {len(changed)} file(s) changed")
         elif args.command == "stamp":
             for chapter in args.chapters:  # all checked before any is written
                 _stampable(args.code, chapter, CHAPTERS, I18N)

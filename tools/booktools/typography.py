@@ -1,11 +1,10 @@
 """CJK typography of the editions: a paragraph a line, bold that parses, spacing at links.
 
 zh-CN and ja keep each paragraph and figure text (``alt:``, ``caption:``) on one line
-(``reflow`` joins them by ``wants_space``). Bold and emphasis are read as MyST parses them;
-``link_faults`` holds a link's or role's edges, its title resolved (``Titles``), to
-``wants_space``; ``reference_faults`` a title shown inside a sentence to ``REFERENCE_RULES``.
-Each returns (line, message) pairs. Not autocorrect-py: its lint looks past link edges and
-role titles and flags the book's 矩阵-向量.
+(``reflow`` joins them by ``wants_space``). ``faults`` reads bold and emphasis as MyST
+parses them, holds a link's or role's edges, its title resolved (``Titles``), to
+``wants_space``, and a title shown inside a sentence to ``REFERENCE_RULES``. Not
+autocorrect-py: its lint looks past link edges and role titles and flags the book's 矩阵-向量.
 """
 from __future__ import annotations
 
@@ -16,12 +15,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from booktools import files
+from booktools import files, gpu_figures
 from booktools.gpu_figures import prose_paragraphs
 
 __all__ = ["CJK_LETTER", "FULLWIDTH_PUNCTUATION", "has_cjk", "wants_space", "Titles",
-           "line_breaks", "reflow", "bold_faults", "emphasis_faults", "link_faults", "ReferenceRule",
-           "REFERENCE_RULES", "reference_faults"]
+           "line_breaks", "reflow", "faults", "ReferenceRule", "REFERENCE_RULES"]
 
 # Han, kana, 々〆〇, full-width letters and digits, half-width katakana.
 CJK_LETTER = re.compile("[\u3005-\u3007\u3040-\u309f\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff"
@@ -176,21 +174,23 @@ def _joined(left: str, right: str, titles: Titles | None) -> str:
     return left.rstrip() + ("" if space is False else " ") + right.strip()
 
 
+def _fold(lines: list[str], titles: Titles | None) -> str:
+    joined = ""
+    for line in lines:
+        joined = _joined(joined, line, titles) if joined else line
+    return joined
+
+
 def _yaml_line(key, lines: list[str], titles: Titles | None) -> str:
     """A figure text of several YAML lines as one, its quoting kept (a block scalar: quoted)."""
-    value = key.group(3) or ""
-    pieces = [line.strip() for line in lines if line.strip()]
+    value, pieces = key.group(3) or "", [line.strip() for line in lines if line.strip()]
     if re.fullmatch(r"[|>][+-]?\d?", value):
-        text = pieces[0] if pieces else ""
-        for piece in pieces[1:]:
-            text = _joined(text, piece, titles)
-        value, pieces = json.dumps(text, ensure_ascii=False), []
-    elif value.endswith("\\") or any(p.endswith("\\") for p in pieces):
+        return f"{key.group(1)}{key.group(2)}: " + json.dumps(_fold(pieces, titles),
+                                                              ensure_ascii=False)
+    if value.endswith("\\") or any(p.endswith("\\") for p in pieces):
         raise ValueError(f"a figure's {key.group(2)}: text continued with a backslash: "
                          "join its lines by hand")
-    for piece in pieces:
-        value = _joined(value, piece, titles) if value else piece
-    return f"{key.group(1)}{key.group(2)}: {value}"
+    return f"{key.group(1)}{key.group(2)}: {_fold([value, *pieces], titles)}"
 
 
 def reflow(text: str, titles: Titles | None = None) -> str:
@@ -201,12 +201,8 @@ def reflow(text: str, titles: Titles | None = None) -> str:
     edits += [(first, end, key) for first, end, key in _figure_texts(plain) if end - first > 1]
     for first, end, key in sorted(edits, reverse=True):
         ending = lines[end - 1][len(plain[end - 1]):] or "\n"
-        if key is None:
-            joined = plain[first]
-            for line in plain[first + 1:end]:
-                joined = _joined(joined, line, titles)
-        else:
-            joined = _yaml_line(key, plain[first + 1:end], titles)
+        joined = _fold(plain[first:end], titles) if key is None \
+            else _yaml_line(key, plain[first + 1:end], titles)
         lines[first:end] = [joined.rstrip() + ending]
     return "".join(lines)
 
@@ -215,16 +211,10 @@ def reflow(text: str, titles: Titles | None = None) -> str:
 
 @lru_cache(maxsize=1)
 def _parser():
-    """markdown-it as MyST configures it; each inline token's meta has its rule and source
-    span, and text tokens stay apart (an unmatched emphasis marker is a token of its own)."""
-    from markdown_it.renderer import RendererHTML
-    from myst_parser.config.main import MdParserConfig
-    from myst_parser.parsers.mdit import create_md_parser
-
-    from booktools.book import book_config
-
-    extensions = set(book_config().get("parse", {}).get("myst_enable_extensions", []))
-    md = create_md_parser(MdParserConfig(enable_extensions=extensions), RendererHTML)
+    """A markdown-it of its own as MyST configures it (gpu_figures.parser); each inline token's
+    meta has its rule and source span, and text tokens stay apart (an unmatched emphasis
+    marker is a token of its own)."""
+    md = gpu_figures.parser.__wrapped__()  # not the cached one, which prose_paragraphs uses
     md.disable(["text_join", "fragments_join"])
     ruler = md.inline.ruler
     for rule in list(ruler.__rules__):  # markdown-it's Ruler has no public getter
@@ -255,33 +245,44 @@ _CJK_BOLD = ("keep full-width punctuation outside the bold (**…**。), and wri
              "an opening ** that follows CJK text and precedes code or punctuation (是 **`x`**。)")
 
 
-def bold_faults(text: str, cjk: bool) -> list[tuple[int, str]]:
-    """(line, message) of each bold left literal, and (cjk) each ending in "。" and a space."""
-    found = []
+def faults(text: str, cjk: bool, titles: Titles, rule: ReferenceRule | None = None,
+           terms: dict[str, str] = {}, bare: bool = False) -> list[tuple[int, str]]:  # noqa: B006
+    """(line, message) of each bold that does not parse, each title shown inside a sentence
+    without ``rule``, (``bare``) each reference but an exercise's alone in （）, and in zh-CN
+    and ja (``cjk``) each line break inside a paragraph, bold ending in "。" and a space, link
+    or role whose edge breaks CJK spacing, and emphasis (dots) over Latin text or on a term
+    of ``terms``."""
+    found = line_breaks(text) if cjk else []
     for paragraph in prose_paragraphs(text):
-        source = paragraph.text
-        tokens = _tokens(source)
-        literal = {}
-        for token in tokens:
-            if token.type == "text" and token.meta.get("rule") == "emphasis" and token.content:
-                literal.setdefault(token.meta["span"], []).append(token.content)
-        for (start, end), markers in sorted(literal.items()):
-            if len(markers) >= 2:
+        tokens = _tokens(paragraph.text)
+        found += _bold(paragraph, tokens, cjk)
+        if cjk:
+            found += _spacing(paragraph, tokens, titles) + _emphasis(paragraph, tokens, terms)
+        if rule or bare:
+            found += _references(paragraph, tokens, titles, rule, bare)
+    return found
+
+
+def _bold(paragraph, tokens: list, cjk: bool) -> list[tuple[int, str]]:
+    source, found, literal = paragraph.text, [], {}
+    for token in tokens:
+        if token.type == "text" and token.meta.get("rule") == "emphasis" and token.content:
+            literal.setdefault(token.meta["span"], []).append(token.content)
+    for (start, end), markers in sorted(literal.items()):
+        if len(markers) >= 2:
+            found.append((paragraph.line_at(start),
+                          f"\"{source[start:end]}\" stays literal: the bold does not parse "
+                          f"(…{source[max(0, start - 8):end + 8]}…): "
+                          + (_CJK_BOLD if cjk else _BOLD)))
+    for token in tokens if cjk else []:
+        if token.type == "strong_close":
+            start, end = token.meta["span"]
+            before, after = source[start - 1:start], source[end:end + 1]
+            if FULLWIDTH_PUNCTUATION.match(before) and after.isspace():
                 found.append((paragraph.line_at(start),
-                              f"\"{source[start:end]}\" stays literal: the bold does not parse "
-                              f"(…{source[max(0, start - 8):end + 8]}…): "
-                              + (_CJK_BOLD if cjk else _BOLD)))
-        if not cjk:
-            continue
-        for token in tokens:
-            if token.type == "strong_close":
-                start, end = token.meta["span"]
-                before, after = source[start - 1:start], source[end:end + 1]
-                if FULLWIDTH_PUNCTUATION.match(before) and after.isspace():
-                    found.append((paragraph.line_at(start),
-                                  f"bold ends with \"{before}\" and a space, which shows: "
-                                  f"put \"{before}\" after the closing {token.markup} and drop "
-                                  f"the space (**…**{before})"))
+                              f"bold ends with \"{before}\" and a space, which shows: "
+                              f"put \"{before}\" after the closing {token.markup} and drop "
+                              f"the space (**…**{before})"))
     return found
 
 
@@ -291,25 +292,22 @@ _DOTS_OVER_LATIN = ("emphasis dots would stand over Latin letters or digits: emp
                     "CJK words only, or use bold or quotation marks")
 
 
-def emphasis_faults(text: str, terms: dict[str, str] = {}) -> list[tuple[int, str]]:  # noqa: B006
-    """(line, message) of each CJK emphasis (dots) over Latin text, or on a term of ``terms``."""
-    found = []
-    for paragraph in prose_paragraphs(text):
-        tokens, inside, start = _tokens(paragraph.text), None, 0
-        for token in tokens:
-            if token.type == "em_open":
-                inside, start = "", token.meta["span"][0]
-            elif token.type == "em_close" and inside is not None:
-                shown, inside = inside, None
-                if not has_cjk(shown):
-                    continue  # an English title or a menu path: it stays italic
-                if shown in terms:
-                    found.append((paragraph.line_at(start), f"*{shown}*: " + _DEFINED.format(
-                        term=shown, en=terms[shown])))
-                elif LATIN.search(shown):
-                    found.append((paragraph.line_at(start), f"*{shown}*: " + _DOTS_OVER_LATIN))
-            elif inside is not None:
-                inside += token.content if token.type in ("text", "code_inline") else "x"
+def _emphasis(paragraph, tokens: list, terms: dict[str, str]) -> list[tuple[int, str]]:
+    found, inside, start = [], None, 0
+    for token in tokens:
+        if token.type == "em_open":
+            inside, start = "", token.meta["span"][0]
+        elif token.type == "em_close" and inside is not None:
+            shown, inside = inside, None
+            if not has_cjk(shown):
+                continue  # an English title or a menu path: it stays italic
+            if shown in terms:
+                found.append((paragraph.line_at(start), f"*{shown}*: " + _DEFINED.format(
+                    term=shown, en=terms[shown])))
+            elif LATIN.search(shown):
+                found.append((paragraph.line_at(start), f"*{shown}*: " + _DOTS_OVER_LATIN))
+        elif inside is not None:
+            inside += token.content if token.type in ("text", "code_inline") else "x"
     return found
 
 
@@ -354,37 +352,34 @@ def _short(written: str) -> str:
     return written if len(written) <= 40 else written[:24] + "…" + written[-8:]
 
 
-def link_faults(text: str, titles: Titles) -> list[tuple[int, str]]:
-    """(line, message) of each link, {doc} or {ref} whose edge breaks CJK spacing."""
-    found = []
-    for paragraph in prose_paragraphs(text):
-        source = paragraph.text
-        for start, end, where, shown in _links(_tokens(source), source, titles):
-            shown = (shown or "").strip()
-            if not shown:
-                continue
-            # Look through emphasis markers around it: **[text](url)** meets its neighbour.
-            left, right = start, end
-            while left > 0 and source[left - 1] in "*_":
-                left -= 1
-            while right < len(source) and source[right] in "*_":
-                right += 1
-            before, after = source[:left].rstrip(), source[right:].lstrip()
-            breaks = {offset - 1 for offset, _ in paragraph.starts[1:]}  # joined lines' spaces
-            for a, b, gap in ((before[-1:], shown[0], range(len(before), left)),
-                              (shown[-1], after[:1], range(right, len(source) - len(after)))):
-                want = wants_space(a, b)
-                if breaks.intersection(gap):
-                    continue  # a line break, which line_breaks reports
-                if want is False and gap:
-                    found.append((paragraph.line_at(start),
-                                  f"a space between \"{a}\" and \"{b}\" at {where}, which "
-                                  "shows: drop it (no space between CJK characters, nor next to "
-                                  "full-width punctuation)"))
-                elif want is True and not gap:
-                    found.append((paragraph.line_at(start),
-                                  f"no space between \"{a}\" and \"{b}\" at {where}: write "
-                                  "one (a space between CJK and Latin text)"))
+def _spacing(paragraph, tokens: list, titles: Titles) -> list[tuple[int, str]]:
+    source, found = paragraph.text, []
+    breaks = {offset - 1 for offset, _ in paragraph.starts[1:]}  # joined lines' spaces
+    for start, end, where, shown in _links(tokens, source, titles):
+        shown = (shown or "").strip()
+        if not shown:
+            continue
+        # Look through emphasis markers around it: **[text](url)** meets its neighbour.
+        left, right = start, end
+        while left > 0 and source[left - 1] in "*_":
+            left -= 1
+        while right < len(source) and source[right] in "*_":
+            right += 1
+        before, after = source[:left].rstrip(), source[right:].lstrip()
+        for a, b, gap in ((before[-1:], shown[0], range(len(before), left)),
+                          (shown[-1], after[:1], range(right, len(source) - len(after)))):
+            want = wants_space(a, b)
+            if breaks.intersection(gap):
+                continue  # a line break, which line_breaks reports
+            if want is False and gap:
+                found.append((paragraph.line_at(start),
+                              f"a space between \"{a}\" and \"{b}\" at {where}, which shows: "
+                              "drop it (no space between CJK characters, nor next to "
+                              "full-width punctuation)"))
+            elif want is True and not gap:
+                found.append((paragraph.line_at(start),
+                              f"no space between \"{a}\" and \"{b}\" at {where}: write one "
+                              "(a space between CJK and Latin text)"))
     return found
 
 
@@ -431,29 +426,30 @@ def _a_title_in_a_sentence(before: str, after: str) -> bool:
     return True
 
 
-def reference_faults(text: str, titles: Titles, rule: ReferenceRule) -> list[tuple[int, str]]:
-    """(line, message) of each role showing a chapter's or section's title (not an exercise's
-    "练习 N", nor the translator's own words) inside a sentence without ``rule``."""
-    found = []
-    for paragraph in prose_paragraphs(text):
-        source = paragraph.text
-        for token in _tokens(source):
-            if token.type != "myst_role" or token.meta.get("name") not in ("doc", "ref"):
-                continue
-            role, (start, end) = token.meta["name"], token.meta["span"]
-            title, kind = titles.target(role, token.content)
-            shown = titles.shown(role, token.content)
-            if kind not in ("chapter", "section") or not title or not shown \
-                    or not title.startswith(shown):
-                continue
-            before, after = source[:start], source[end:]
-            if not _a_title_in_a_sentence(before, after) or _follows(rule, kind, before, after):
-                continue
-            written = source[start:end]
+def _references(paragraph, tokens: list, titles: Titles, rule: ReferenceRule | None,
+                bare: bool) -> list[tuple[int, str]]:
+    """Each role showing a chapter's or section's title (not an exercise's "练习 N", nor the
+    translator's own words) inside a sentence without ``rule``; (bare) each alone in （）."""
+    source, found = paragraph.text, []
+    for token in tokens:
+        if token.type != "myst_role" or token.meta.get("name") not in ("doc", "ref"):
+            continue
+        role, (start, end) = token.meta["name"], token.meta["span"]
+        title, kind = titles.target(role, token.content)
+        shown = titles.shown(role, token.content)
+        before, after = source[:start], source[end:]
+        if bare and kind != "exercise" and before.endswith("（") and after.startswith("）"):
             found.append((paragraph.line_at(start),
-                          f"{written} shows the {kind} title \"{_short(shown)}\", which reads "
-                          f"as words of the sentence: write {rule.how} (a pointer alone in "
-                          "parentheses may stay bare)"))
+                          f"（{source[start:end]}） alone in parentheses reads as a gloss: say "
+                          "it is a reference (（见“…”一节） / （「…」の節を参照）)"))
+        if not rule or kind not in ("chapter", "section") or not title or not shown \
+                or not title.startswith(shown):
+            continue
+        if _a_title_in_a_sentence(before, after) and not _follows(rule, kind, before, after):
+            found.append((paragraph.line_at(start),
+                          f"{source[start:end]} shows the {kind} title \"{_short(shown)}\", "
+                          f"which reads as words of the sentence: write {rule.how} (a pointer "
+                          "alone in parentheses may stay bare)"))
     return found
 
 
