@@ -394,6 +394,14 @@ def test_a_portuguese_comment_is_no_fault_and_an_english_one_is():
     assert i18n.comment_faults("zh-CN", '```{code-cell} ipython3\ns = "# the host of it"\n```\n') == []
 
 
+def test_an_english_docstring_is_a_fault_and_a_childs_is_the_programs():
+    text = ('```{code-cell} ipython3\ndef f():\n    """Return the size of the host."""\n\n'
+            'def g():\n    """主机的大小。"""\n\nchild = \'def h():\\n    """The text of the child."""\'\n```\n')
+    assert i18n.comment_faults("zh-CN", text) == [
+        (3, "the docstring 'Return the size of the host.' is English: translate it "
+            "(only the program must stay English's)")]
+
+
 def test_an_emphasis_of_latin_text_or_true_cjk_emphasis_is_no_fault():
     text = "见 *Dive into Deep Learning*，它*之后*才运行，**设备**（device）。\n"
     assert typography.faults(text, True, typography.Titles({}, {}), None, {"设备": "device"}) == []

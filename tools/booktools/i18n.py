@@ -17,6 +17,7 @@ translates (``stamp``): a page whose English changed since shows a banner.
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import dataclasses
 import hashlib
@@ -376,22 +377,30 @@ _ENGLISH_WORDS = frozenset("the of and is are to for with when this that it on".
 
 
 def comment_faults(code: str, text: str) -> list[tuple[int, str]]:
-    """(line, message) of each code comment left in English: in zh-CN and ja two Latin words
-    and no CJK, in pt-BR two of _ENGLISH_WORDS (a "#" in a string or a magic is no comment)."""
+    """(line, message) of each code comment or docstring left in English: in zh-CN and ja two
+    Latin words and no CJK, in pt-BR two of _ENGLISH_WORDS (a "#" in a string or a magic is
+    no comment; a docstring inside a string is the program's)."""
     cjk, found = language(code).cjk, []
     for block in CODE_BLOCK.finditer(text):
-        body = block.group(0).split("\n", 1)[1].rsplit("\n", 1)[0]
+        body = as_python(block.group(0).split("\n", 1)[1].rsplit("\n", 1)[0])
         try:
-            tokens = list(tokenize.generate_tokens(io.StringIO(as_python(body)).readline))
+            said = [(t.start[0], "comment", t.string) for t in
+                    tokenize.generate_tokens(io.StringIO(body).readline) if t.type == tokenize.COMMENT]
         except (tokenize.TokenError, SyntaxError):
             continue
-        for token in (t for t in tokens if t.type == tokenize.COMMENT):
-            words = re.findall(r"[A-Za-z]+", token.string)
-            if (sum(len(w) >= 3 for w in words) >= 2 and not typography.has_cjk(token.string)
+        try:
+            said += [(n.body[0].lineno, "docstring", ast.get_docstring(n)) for n in ast.walk(ast.parse(body))
+                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                     and ast.get_docstring(n)]
+        except SyntaxError:  # a cell that is not whole Python (the tokenizer still reads it)
+            pass
+        for line, kind, words_of in said:
+            words = re.findall(r"[A-Za-z]+", words_of)
+            if (sum(len(w) >= 3 for w in words) >= 2 and not typography.has_cjk(words_of)
                     if cjk else len({w.lower() for w in words} & _ENGLISH_WORDS) >= 2):
                 # IPython's rewrite of a magic keeps its lines
-                found.append((text.count("\n", 0, block.start()) + 1 + token.start[0],
-                              f"the comment {token.string!r} is English: translate it "
+                found.append((text.count("\n", 0, block.start()) + 1 + line,
+                              f"the {kind} {words_of!r} is English: translate it "
                               "(only the program must stay English's)"))
     return found
 
