@@ -57,7 +57,7 @@ SEARCH_MESSAGES = (
 )
 SKIPPED = '[".headerlink", "script", "style"]'
 SKIPPED_TOO = ('[".headerlink", "script", "style", ".onlyprint", "details.hide > summary", '
-               '".language-switcher", ".book-pdf-link", ".translation-lag"]')
+               '".language-switcher", ".book-pdf-link", ".translation-lag", ".bd-header-article"]')
 SPLIT_AT = 'if (typeof splitQuery === "undefined") {'
 MARK = "/* booktools.ext.languages */"
 SPLITTER = MARK + r"""
