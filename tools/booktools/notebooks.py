@@ -94,8 +94,7 @@ def machine() -> dict:
 
 
 def keep_outputs(new, old) -> list[int]:
-    """Give new's code cells the outputs of old's unchanged ones (source and metadata);
-    return the numbers (from 1) of those left without."""
+    """Give new's unchanged code cells old's outputs; the numbers (from 1) of those without."""
     def same(cell):  # nested metadata in any key order (mystnb: {image: {alt: ...}})
         return cell.source, json.dumps(cell.metadata, sort_keys=True)
     key, new_key = [same(c) for c in code_cells(old)], [same(c) for c in code_cells(new)]
@@ -190,8 +189,7 @@ def output_problems() -> list[str]:
 
 
 def md_line(md: Path, cell: int, line: int) -> int | None:
-    """The line of md (from 1) holding line ``line`` of its notebook's cell ``cell`` (both
-    from 0, as myst-nb counts), or None."""
+    """The line of md holding line ``line`` of its notebook's code cell ``cell`` (from 0), or None."""
     try:
         text = read_text(md)
         cells = jupytext.reads(text, fmt="md:myst").cells
