@@ -32,7 +32,6 @@ from pathlib import Path
 from booktools import conditions, files
 from booktools.kernels import Stopped, execute
 
-# What other modules use (the tests also call the commands' parts by module attribute).
 __all__ = ["Match", "Run", "NbvalComparison", "read_run", "read_notebook", "runs", "check_run",
            "named_cells", "name_problems", "cell_status", "cell_name", "is_hardware",
            "untagged_errors", "package_changes", "strip_volatile", "code_cells", "ARTIFACTS",
@@ -784,9 +783,8 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
     finally:
         sampled = sampler.stop()
     if problems:
-        print("record: errors outside raises-exception cells; nothing stored:", file=sys.stderr)
-        for problem in problems:
-            print("  " + problem, file=sys.stderr)
+        print("record: errors outside raises-exception cells; nothing stored:", *problems,
+              sep="\n  ", file=sys.stderr)
         return 1
     gpus = facts["gpus"]
     if not label:  # None, or "" from a workflow whose label input was left empty

@@ -127,7 +127,6 @@ class RecordedRunsTransform(SphinxTransform):
     def _run_tab(self, chapter, index, cell, run, recorded, stale, source) -> nodes.container:
         """One machine's tab (``stale``: the ui key saying why, None when current)."""
         classes = ["recorded-run", f"recorded-run-{run.machine}"]
-        # The machine, PyTorch and the recording's date, the date in the page's language.
         about = run.about.removesuffix(run.meta["date"]) + long_date(run.meta, self.lang.sphinx)
         if run.meta.get("recorded_by"):  # a contributor who chose to be named
             about += " · " + self.ui["recorded_by"].format(name=run.meta["recorded_by"])
@@ -138,7 +137,6 @@ class RecordedRunsTransform(SphinxTransform):
             content.append(nodes.paragraph("", "", nodes.Text(self.ui[stale]),
                                            classes=["recorded-run-stale-note"]))
         if stale == "earlier_version":
-            # sphinx-design's <details> and <summary>, without its dropdown's card classes.
             then = recorded.source if self.lang.english else \
                 with_comments_of(recorded.source, source or "")
             content.append(dropdown_main("", dropdown_title("", nodes.Text(self.ui["cell_then"])),
@@ -263,8 +261,7 @@ def load_runs(app: Sphinx) -> None:
         LOGGER.warning(f"recorded run: {error}", type="recorded_runs")
         app.recorded_runs = []
     app.recorded_runs_images = str(Path(app.outdir).parent / "recorded_runs")
-    # A translated edition's chapters have English's code (booktools.i18n), so
-    # the runs are checked against the chapters once, by the English build.
+    # An edition's chapters have English's code (booktools.i18n): English checks the runs.
     checked = app.recorded_runs if i18n.for_sphinx(app.config.language).english else []
     for run in checked:
         problems = runs.check_run(run, srcdir / "chapters")
