@@ -144,14 +144,13 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def pack(folder: Path, zip_path: Path, meta_extra: dict | None = None) -> dict:
+def pack(folder: Path, zip_path: Path) -> dict:
     """Zip runs/<slug>/ with manifest.json: commit, versions, GPUs, clocks and each file's sha256."""
     meta = json.loads((folder / "run.json").read_text(encoding="utf-8"))
     names = {f"runs/{folder.name}/{p.relative_to(folder).as_posix()}": p
              for p in sorted(folder.rglob("*")) if p.is_file()}
     manifest = {k: meta.get(k) for k in ("commit", "gpus", "gpu_count", "torch", "cuda",
                                          "python", "driver", "date", "conditions")}
-    manifest.update(meta_extra or {})
     manifest["files"] = {name: _sha(p.read_bytes()) for name, p in names.items()}
     with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, path in names.items():

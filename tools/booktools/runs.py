@@ -484,11 +484,9 @@ def cell_status(cell, match: Match | None, recorded_cells: list, base,
 REPORT_KEYS = ("current", "earlier_version", "output_changed")
 
 
-def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None,
-                    comparison: NbvalComparison | None = None) -> dict:
+def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None) -> dict:
     """Per chapter: hardware cells, and per machine the counts of REPORT_KEYS (cell_status)."""
     recorded = runs() if recorded is None else recorded
-    comparison = NbvalComparison() if comparison is None else comparison
     counted = {STALE_SOURCE: "earlier_version", STALE_ABOVE: "earlier_version",
                OUTPUT_CHANGED: "output_changed"}
     report = {ipynb.stem: {"hardware": sum(map(is_hardware, code_cells(read_notebook(ipynb)))),
@@ -497,14 +495,15 @@ def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None
     for run in recorded:
         for entry in report.values():
             entry["machines"][run.machine] = dict.fromkeys(REPORT_KEYS, 0)
-        for chapter, _, _, status, _ in hardware_statuses(run, chapters, comparison):
+        for chapter, _, _, status, _ in hardware_statuses(run, chapters):
             if status != UNRECORDED:
                 report[chapter]["machines"][run.machine][counted.get(status, "current")] += 1
     return report
 
 
-def hardware_statuses(run: Run | None, chapters: Path, comparison: NbvalComparison):
+def hardware_statuses(run: Run | None, chapters: Path):
     """(chapter, index, cell, status, why) of each hardware cell; run None: no recording."""
+    comparison = NbvalComparison()
     for ipynb in sorted(chapters.glob("*.ipynb")):
         cells = code_cells(read_notebook(ipynb))
         matches = run.pairs(ipynb.stem, cells) if run is not None else {}
@@ -517,15 +516,13 @@ def hardware_statuses(run: Run | None, chapters: Path, comparison: NbvalComparis
                 yield ipynb.stem, index, cell, status, why
 
 
-def stale_cells(run: Run | None, chapters: Path = CHAPTERS,
-                comparison: NbvalComparison | None = None) -> list[str]:
+def stale_cells(run: Run | None, chapters: Path = CHAPTERS) -> list[str]:
     """"chapter: name (why)" for each hardware cell a new recording on run's machine changes."""
-    comparison = NbvalComparison() if comparison is None else comparison
     stale = {UNRECORDED: "not recorded", STALE_SOURCE: "recorded from an earlier version",
              OUTPUT_CHANGED: "its stored output changed since the recording"}
     return [f"{chapter}: {cell_name(cell) or f'code cell {index}'} "
             f"({why if status == STALE_ABOVE else stale[status]})"
-            for chapter, index, cell, status, why in hardware_statuses(run, chapters, comparison)
+            for chapter, index, cell, status, why in hardware_statuses(run, chapters)
             if status in stale or status == STALE_ABOVE]
 
 
