@@ -13,14 +13,12 @@ dir="$1" version="${2:-3.12}" platform="${3:-}"
 python="${PYTHON:-python3}"
 mapfile -t pins < <(PYTHONPATH="$root/tools" "$python" -m booktools.runs pins)
 [ ${#pins[@]} -gt 0 ] || exit 1
-if [ -z "$platform" ]; then  # pip matches each manylinux tag exactly: offer the common ones
-  platforms=(manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_17_x86_64
-             manylinux2014_x86_64 manylinux1_x86_64)
-else
-  platforms=("$platform")
-fi
+# pip matches each manylinux tag exactly: by default, offer the common ones.
 args=()
-for p in "${platforms[@]}"; do args+=(--platform "$p"); done
+for p in ${platform:-manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_17_x86_64 \
+    manylinux2014_x86_64 manylinux1_x86_64}; do
+  args+=(--platform "$p")
+done
 mkdir -p "$dir"
 "$python" -m pip download --disable-pip-version-check -q --only-binary=:all: \
   --python-version "$version" --implementation cp "${args[@]}" -d "$dir" "${pins[@]}" 2>&1 \

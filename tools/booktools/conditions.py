@@ -1,22 +1,23 @@
 """The GPU's clocks and power while a recording runs (run.json's ``conditions``): a GPU
 at its power limit lowers its SM clock, and every rate with it.
 
-``Sampler`` asks nvidia-smi each second, in a thread, for each GPU's SM clock and its
-maximum, power draw and limit, and clock-event reasons; ``summarise`` gives their
+``Sampler`` runs nvidia-smi's own sampling (``-lms``) into a file: each GPU's SM clock and
+its maximum, power draw and limit, and clock-event reasons; ``summarise`` gives their
 min/median/max per GPU. Without nvidia-smi nothing is sampled (None).
 """
 from __future__ import annotations
 
 import statistics
 import subprocess
-import threading
+import tempfile
 
 __all__ = ["Sampler", "QUERY", "parse", "summarise"]
 
-FIELDS = ("sm_clock_mhz", "max_sm_clock_mhz", "power_w", "power_limit_w", "reasons")
-QUERY = "clocks.sm,clocks.max.sm,power.draw,power.limit,clocks_throttle_reasons.active"
+FIELDS = ("index", "sm_clock_mhz", "max_sm_clock_mhz", "power_w", "power_limit_w", "reasons")
+QUERY = "index,clocks.sm,clocks.max.sm,power.draw,power.limit,clocks_throttle_reasons.active"
 # Drivers that dropped the old name call it clocks_event_reasons.
 QUERY_NEW = QUERY.replace("clocks_throttle_reasons", "clocks_event_reasons")
+IDLE_REASONS = {"0x0000000000000000", "[N/A]", "[Not Supported]", ""}
 
 
 def _number(text: str) -> float | None:
@@ -31,25 +32,9 @@ def parse(output: str) -> list[dict]:
     found = []
     for line in output.strip().splitlines():
         parts = [p.strip() for p in line.split(",")]
-        if len(parts) != len(FIELDS):
-            continue
-        sample = {key: _number(value) for key, value in zip(FIELDS[:-1], parts)}
-        sample["reasons"] = parts[-1]
-        found.append(sample)
+        if len(parts) == len(FIELDS):
+            found.append({**dict(zip(FIELDS, map(_number, parts))), "reasons": parts[-1]})
     return found
-
-
-def _query() -> list[dict]:
-    for query in (QUERY, QUERY_NEW):
-        try:
-            proc = subprocess.run(["nvidia-smi", f"--query-gpu={query}",
-                                   "--format=csv,noheader,nounits"],
-                                  capture_output=True, text=True, encoding="utf-8", timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            return []
-        if proc.returncode == 0:
-            return parse(proc.stdout)
-    return []
 
 
 def _spread(values: list[float]) -> dict | None:
@@ -59,54 +44,53 @@ def _spread(values: list[float]) -> dict | None:
     return {"min": min(values), "median": statistics.median(values), "max": max(values)}
 
 
-def summarise(samples: list[list[dict]], interval: float) -> dict | None:
+def summarise(rows: list[dict], interval: float) -> dict | None:
     """Per GPU, min/median/max of each field and the non-idle reasons seen; None if empty."""
-    samples = [s for s in samples if s]
-    if not samples:
-        return None
     gpus = []
-    for index in range(max(len(s) for s in samples)):
-        rows = [s[index] for s in samples if index < len(s)]
-        gpu = {"index": index}
-        for key in FIELDS[:-1]:
-            spread = _spread([row[key] for row in rows])
+    for index in sorted({row["index"] for row in rows}):
+        mine = [row for row in rows if row["index"] == index]
+        gpu = {"index": int(index)}
+        for key in FIELDS[1:-1]:
+            spread = _spread([row[key] for row in mine])
             if spread:
                 gpu[key] = spread
-        reasons = sorted({row["reasons"] for row in rows} - {"0x0000000000000000", "[N/A]",
-                                                             "[Not Supported]", ""})
-        gpu["clock_event_reasons"] = reasons
+        gpu["clock_event_reasons"] = sorted({row["reasons"] for row in mine} - IDLE_REASONS)
         gpus.append(gpu)
+    if not gpus:
+        return None
     return {"source": f"nvidia-smi --query-gpu={QUERY}", "interval_s": interval,
-            "samples": len(samples), "gpus": gpus}
+            "samples": sum(row["index"] == gpus[0]["index"] for row in rows),
+            "gpus": gpus}
 
 
 class Sampler:
-    """Samples nvidia-smi every ``interval`` seconds between start() and stop()."""
+    """nvidia-smi sampling every ``interval`` seconds between start() and stop()."""
 
-    def __init__(self, interval: float = 1.0, query=_query):
+    def __init__(self, interval: float = 1.0):
         self.interval = interval
-        self.samples: list[list[dict]] = []
-        self._query = query
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        while True:
-            found = self._query()
-            if not found and not self.samples:
-                return  # no nvidia-smi here: nothing to sample
-            self.samples.append(found)
-            if self._stop.wait(self.interval):
-                return
+        self._out = tempfile.TemporaryFile()
+        self._smi = None
 
     def start(self) -> "Sampler":
-        self._thread.start()
+        for query in (QUERY, QUERY_NEW):  # the first that this driver knows
+            command = ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader,nounits"]
+            try:
+                known = subprocess.run(command, capture_output=True, timeout=10).returncode == 0
+            except (OSError, subprocess.TimeoutExpired):
+                return self  # no nvidia-smi here: nothing to sample
+            if known:
+                every = f"--loop-ms={max(1, round(self.interval * 1000))}"
+                self._smi = subprocess.Popen([*command, every], stdout=self._out,
+                                             stderr=subprocess.DEVNULL)
+                return self
         return self
 
     def stop(self) -> dict | None:
-        """Stop sampling (one last sample is taken) and return the summary."""
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
-            self.samples.append(self._query())
-        return summarise(self.samples, self.interval)
+        """Stop sampling and return the summary."""
+        if self._smi is not None:
+            self._smi.terminate()
+            self._smi.wait()
+        self._out.seek(0)
+        rows = parse(self._out.read().decode("utf-8", "replace"))
+        self._out.close()
+        return summarise(rows, self.interval)

@@ -8,6 +8,7 @@ gets the claims it confirms and contradicts (booktools.claims). Exit 0 accepted,
 """
 from __future__ import annotations
 
+import collections
 import getpass
 import hashlib
 import io
@@ -50,8 +51,7 @@ ENV_LINE = re.compile(r"(?m)^([A-Z_][A-Z0-9_]*)=\S.*$")  # a line of an environm
 
 
 def _texts(cell, change=None) -> list[str]:
-    """Every text a code cell's outputs hold (streams, text/*, errors), each replaced by
-    change(text) where given."""
+    """Every text a code cell's outputs hold, each replaced by change(text) where given."""
     found = []
     for output in cell.get("outputs", []):
         data = output.get("data", {})
@@ -100,9 +100,7 @@ def _scrub_text(text: str, replacements) -> str:
 
 
 def scrub(folder: Path) -> list[str]:
-    """Replace in runs/<slug>'s outputs and kept files this machine's names, home and
-    identifying variables, and what PRIVATE matches (a binary file holding one is
-    deleted); one line per file changed."""
+    """Replace private strings in runs/<slug>'s outputs and files; one line per file changed."""
     import nbformat
     replacements, said = _replacements(), []
     for path in sorted(folder.glob("*.ipynb")):
@@ -146,14 +144,13 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def pack(folder: Path, zip_path: Path, meta_extra: dict | None = None) -> dict:
+def pack(folder: Path, zip_path: Path) -> dict:
     """Zip runs/<slug>/ with manifest.json: commit, versions, GPUs, clocks and each file's sha256."""
     meta = json.loads((folder / "run.json").read_text(encoding="utf-8"))
     names = {f"runs/{folder.name}/{p.relative_to(folder).as_posix()}": p
              for p in sorted(folder.rglob("*")) if p.is_file()}
     manifest = {k: meta.get(k) for k in ("commit", "gpus", "gpu_count", "torch", "cuda",
                                          "python", "driver", "date", "conditions")}
-    manifest.update(meta_extra or {})
     manifest["files"] = {name: _sha(p.read_bytes()) for name, p in names.items()}
     with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, path in names.items():
@@ -264,8 +261,7 @@ def verify(path: Path, root: Path = runs.ROOT, base: str | None = None) -> tuple
             if path.resolve().parent != (root / "runs").resolve():
                 problems.append(f"{path}: not a folder runs/<slug> of this checkout")
         if base is not None:
-            changed = runs.git("diff", "--name-only", f"{base}...HEAD", root=root).stdout
-            changed = changed.split()
+            changed = runs.git("diff", "--name-only", f"{base}...HEAD", root=root).stdout.split()
             problems += [f"{name}: changed outside runs/{folder.name}/" for name in changed
                          if folder is None or not name.startswith(f"runs/{folder.name}/")]
         if folder is None or not folder.is_dir():
@@ -315,13 +311,11 @@ def main(path: str, base: str | None = None, root: Path = runs.ROOT, out=None) -
         print("\n".join(problems), file=out)
         print(f"verify: refused: {len(problems)} problems in {files.shown(Path(path))}", file=out)
         return 1
-    results = confirmed(run, root)
-    for status in ("contradicted", "held", "unchecked"):
-        for result in results:
-            if result.status == status:
-                print(claims.format_result(result, root), file=out)
-    counts = {s: sum(r.status == s for r in results) for s in ("held", "unchecked",
-                                                               "contradicted")}
+    order = ["contradicted", "held", "unchecked"]
+    results = sorted(confirmed(run, root), key=lambda r: order.index(r.status))
+    for result in results:
+        print(claims.format_result(result, root), file=out)
+    counts = collections.Counter(r.status for r in results)
     print(f"verify: accepted runs/{run.machine}/ ({', '.join(run.meta['gpus']) or 'no GPU'}, "
           f"{run.meta['date']}): claims {counts['held']} confirmed, {counts['contradicted']} "
           f"contradicted, {counts['unchecked']} unchecked", file=out)
@@ -329,8 +323,7 @@ def main(path: str, base: str | None = None, root: Path = runs.ROOT, out=None) -
 
 
 def verify_changed(base: str, root: Path = runs.ROOT, report: Path | None = None) -> int:
-    """main for each runs/<slug> changed since base, as Markdown printed and added to
-    report and $GITHUB_STEP_SUMMARY; 1 when one is refused or none changed."""
+    """main for each runs/<slug> changed since base, in Markdown (also to report, step summary)."""
     changed = runs.git("diff", "--name-only", f"{base}...HEAD", "--", "runs/", root=root)
     folders = sorted({"/".join(Path(name).parts[:2]) for name in changed.stdout.split()})
     lines = ["## Recordings in this pull request"]

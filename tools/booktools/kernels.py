@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
-import platform
 import signal
-import sys
 import tempfile
 from pathlib import Path
 from unittest import mock
@@ -41,20 +38,15 @@ KERNEL_NAME = "this-python"
 
 @contextlib.contextmanager
 def kernel_caches():
-    """Point the kernels started inside at a fresh folder for their caches (and QUIET),
-    where the kernelspec KERNEL_NAME runs this interpreter."""
+    """Kernels started inside run this interpreter (KERNEL_NAME), their caches in a fresh folder."""
     with tempfile.TemporaryDirectory(prefix="book-kernel-") as folder:
         caches = {name: os.path.join(folder, name.lower()) for name in CACHE_VARIABLES}
         for path in caches.values():
             os.makedirs(path)
-        spec = Path(folder, "jupyter", "kernels", KERNEL_NAME)
-        spec.mkdir(parents=True)
-        (spec / "kernel.json").write_text(json.dumps({
-            "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
-                     KERNEL_LOG_LEVEL],
-            "display_name": f"Python {platform.python_version()} ({sys.executable})",
-            "language": "python"}), encoding="utf-8")
-        jupyter = {"JUPYTER_PATH": str(spec.parents[1])}  # searched first
+        from ipykernel.kernelspec import write_kernel_spec  # sys.executable's kernel.json
+        kernels = Path(folder, "jupyter", "kernels")
+        write_kernel_spec(kernels / KERNEL_NAME, extra_arguments=[KERNEL_LOG_LEVEL])
+        jupyter = {"JUPYTER_PATH": str(kernels.parent)}  # searched first
         with mock.patch.dict(os.environ, {**caches, **QUIET, **jupyter}):
             yield Path(folder)
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 from jupytext.compare import compare_notebooks
+from markdown_it import MarkdownIt
 
 from booktools import files, kernels
 from booktools.files import read_text, shown
@@ -47,23 +48,13 @@ def chapter_markdowns() -> list[Path]:
     return sorted(p for p in CHAPTERS.glob("*.md") if not p.name.startswith("_"))
 
 
-# A Markdown fence: three or more backticks or tildes, then an info string.
-FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-
-
 def unclosed_fence(text: str) -> int | None:
-    """The line (from 1) of a fence that is never closed (CommonMark's rule), or None."""
-    opened = None  # (line, fence)
-    for number, line in enumerate(text.splitlines(), 1):
-        found = FENCE.match(line)
-        if not found:
-            continue
-        fence, rest = found.groups()
-        if opened is None:
-            opened = (number, fence)
-        elif fence[0] == opened[1][0] and len(fence) >= len(opened[1]) and not rest.strip():
-            opened = None
-    return opened[0] if opened else None
+    """The line (from 1) of a fence that is never closed (CommonMark: markdown-it), or None."""
+    for token in MarkdownIt("commonmark").parse(text):
+        start, end = token.map or (0, 0)
+        if token.type == "fence" and len(token.content.splitlines()) == end - start - 1:
+            return start + 1  # no closing line: the content runs to the end
+    return None
 
 
 def read_markdown(md: Path):
@@ -94,8 +85,7 @@ def machine() -> dict:
 
 
 def keep_outputs(new, old) -> list[int]:
-    """Give new's code cells the outputs of old's unchanged ones (source and metadata);
-    return the numbers (from 1) of those left without."""
+    """Give new's unchanged code cells old's outputs; the numbers (from 1) of those without."""
     def same(cell):  # nested metadata in any key order (mystnb: {image: {alt: ...}})
         return cell.source, json.dumps(cell.metadata, sort_keys=True)
     key, new_key = [same(c) for c in code_cells(old)], [same(c) for c in code_cells(new)]
@@ -190,8 +180,7 @@ def output_problems() -> list[str]:
 
 
 def md_line(md: Path, cell: int, line: int) -> int | None:
-    """The line of md (from 1) holding line ``line`` of its notebook's cell ``cell`` (both
-    from 0, as myst-nb counts), or None."""
+    """The line of md holding line ``line`` of its notebook's code cell ``cell`` (from 0), or None."""
     try:
         text = read_text(md)
         cells = jupytext.reads(text, fmt="md:myst").cells

@@ -32,14 +32,10 @@ from pathlib import Path
 from booktools import conditions, files
 from booktools.kernels import Stopped, execute
 
-__all__ = [
-    "Match", "Run", "NbvalComparison", "read_run", "read_notebook", "runs", "pair_cells",
-    "check_run", "named_cells", "name_problems", "printed_line", "cell_status", "cell_name",
-    "is_hardware", "untagged_errors", "nbval_compares", "baseline", "write_run",
-    "hardware_report", "hardware_statuses", "format_report", "stale_cells", "package_changes",
-    "record", "strip_volatile", "code_cells", "record_pins", "ARTIFACTS", "ARTIFACT_MAX_BYTES",
-    "same_program", "as_python", "notebook_at", "earlier_change", "git",
-]
+__all__ = ["Match", "Run", "NbvalComparison", "read_run", "read_notebook", "runs", "check_run",
+           "named_cells", "name_problems", "cell_status", "cell_name", "is_hardware",
+           "untagged_errors", "package_changes", "strip_volatile", "code_cells", "ARTIFACTS",
+           "same_program", "as_python", "notebook_at", "earlier_change", "git"]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/runs.py in a checkout
 RUNS = ROOT / "runs"
@@ -64,8 +60,7 @@ def normalise_source(source: str) -> str:
 
 
 def same_program(a: str, b: str) -> bool:
-    """Whether Python (IPython's syntax as IPython runs it) parses two sources alike:
-    layout and comments aside; a source that does not parse is compared as text."""
+    """Whether two sources are the same Python (IPython syntax), layout and comments aside."""
     if normalise_source(a) == normalise_source(b):
         return True
     parsed = _parsed(a), _parsed(b)
@@ -149,8 +144,7 @@ class Match:
 
 
 def pair_cells(chapter_cells: list, recorded_cells: list) -> dict[int, Match]:
-    """Pair chapter code cells with recorded ones: a named cell with the recorded cell of
-    its name; an unnamed one with an unclaimed cell of equal source, as difflib aligns them."""
+    """Pair chapter with recorded code cells: by name, else unclaimed equal source (difflib)."""
     a = [normalise_source(c["source"]) for c in chapter_cells]
     b = [normalise_source(c["source"]) for c in recorded_cells]
     by_name = {cell_name(c): j for j, c in enumerate(recorded_cells) if cell_name(c)}
@@ -254,8 +248,7 @@ def runs(root: Path = RUNS) -> list[Run]:
 
 
 def restore_interrupted(root: Path = RUNS) -> None:
-    """Put back each root/<m>/ that write_run, stopped between its renames, left as
-    root/.<m>.old (a complete .<m>.new is not swapped in); says each on stderr."""
+    """Put back each root/.<m>.old that a stopped write_run left instead of root/<m>/."""
     for old in sorted(root.glob(".*.old")) if root.is_dir() else []:
         folder = root / old.name[1:-len(".old")]
         if old.is_dir() and not folder.exists():
@@ -341,8 +334,7 @@ def artifact_problems(run: Run) -> list[str]:
 
 
 def printed_line(cell) -> str:
-    """The first line a cell printed (a stream, or text/plain beside no plot), escape
-    codes removed, or ''."""
+    """The first line a cell printed (a stream, or text/plain beside no plot), unescaped."""
     for output in cell.get("outputs", []):
         data = output.get("data", {})
         text = output.get("text") or ("" if "image/png" in data else data.get("text/plain", ""))
@@ -448,8 +440,7 @@ HARDWARE = "hardware"              # the CPU output did not change, the GPU's di
 
 
 def earlier_change(above: list, match: Match, recorded_cells: list) -> str | None:
-    """Why ``above`` (the chapter's code cells before a cell) is not the program that ran
-    before its recording (match), or None."""
+    """Why the code cells above a cell are not those that ran before its recording, or None."""
     then = recorded_cells[:match.recorded]
     for k, (now, old) in enumerate(zip(above, then)):
         if not same_program(now["source"], old["source"]):
@@ -463,8 +454,7 @@ def earlier_change(above: list, match: Match, recorded_cells: list) -> str | Non
 
 def cell_status(cell, match: Match | None, recorded_cells: list, base,
                 comparison: NbvalComparison, above: list | None = None) -> tuple[str, str | None]:
-    """(status, why) of a chapter's code cell against its recording (``above``: the code
-    before it; ``base``: the notebook stored at the recorded commit, OUTPUT_CHANGED or HARDWARE)."""
+    """(status, why) of a chapter's code cell against its recording (``base``: git's then)."""
     if match is None:
         return UNRECORDED, None
     if not match.current:
@@ -494,12 +484,9 @@ def cell_status(cell, match: Match | None, recorded_cells: list, base,
 REPORT_KEYS = ("current", "earlier_version", "output_changed")
 
 
-def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None,
-                    comparison: NbvalComparison | None = None) -> dict:
-    """Per chapter: hardware cells, and per machine how many recorded ones are current,
-    earlier_version (STALE_SOURCE, STALE_ABOVE) or output_changed (cell_status)."""
+def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None) -> dict:
+    """Per chapter: hardware cells, and per machine the counts of REPORT_KEYS (cell_status)."""
     recorded = runs() if recorded is None else recorded
-    comparison = NbvalComparison() if comparison is None else comparison
     counted = {STALE_SOURCE: "earlier_version", STALE_ABOVE: "earlier_version",
                OUTPUT_CHANGED: "output_changed"}
     report = {ipynb.stem: {"hardware": sum(map(is_hardware, code_cells(read_notebook(ipynb)))),
@@ -508,15 +495,15 @@ def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None
     for run in recorded:
         for entry in report.values():
             entry["machines"][run.machine] = dict.fromkeys(REPORT_KEYS, 0)
-        for chapter, _, _, status, _ in hardware_statuses(run, chapters, comparison):
+        for chapter, _, _, status, _ in hardware_statuses(run, chapters):
             if status != UNRECORDED:
                 report[chapter]["machines"][run.machine][counted.get(status, "current")] += 1
     return report
 
 
-def hardware_statuses(run: Run | None, chapters: Path, comparison: NbvalComparison):
-    """(chapter, index, cell, status, why) of each hardware cell (cell_status; run None:
-    no recording)."""
+def hardware_statuses(run: Run | None, chapters: Path):
+    """(chapter, index, cell, status, why) of each hardware cell; run None: no recording."""
+    comparison = NbvalComparison()
     for ipynb in sorted(chapters.glob("*.ipynb")):
         cells = code_cells(read_notebook(ipynb))
         matches = run.pairs(ipynb.stem, cells) if run is not None else {}
@@ -529,16 +516,13 @@ def hardware_statuses(run: Run | None, chapters: Path, comparison: NbvalComparis
                 yield ipynb.stem, index, cell, status, why
 
 
-def stale_cells(run: Run | None, chapters: Path = CHAPTERS,
-                comparison: NbvalComparison | None = None) -> list[str]:
-    """"chapter: name (why)" for each hardware cell a new recording on run's machine
-    would change (cell_status); run None: no recording yet."""
-    comparison = NbvalComparison() if comparison is None else comparison
+def stale_cells(run: Run | None, chapters: Path = CHAPTERS) -> list[str]:
+    """"chapter: name (why)" for each hardware cell a new recording on run's machine changes."""
     stale = {UNRECORDED: "not recorded", STALE_SOURCE: "recorded from an earlier version",
              OUTPUT_CHANGED: "its stored output changed since the recording"}
     return [f"{chapter}: {cell_name(cell) or f'code cell {index}'} "
             f"({why if status == STALE_ABOVE else stale[status]})"
-            for chapter, index, cell, status, why in hardware_statuses(run, chapters, comparison)
+            for chapter, index, cell, status, why in hardware_statuses(run, chapters)
             if status in stale or status == STALE_ABOVE]
 
 
@@ -546,9 +530,7 @@ PACKAGE = "d2lgpu"  # the helpers the chapters import; a recording ran one versi
 
 
 def package_changes(run: Run | None, root: Path = ROOT, package: str = PACKAGE) -> list[str]:
-    """"d2lgpu: FILE (changed since the recorded commit C)" for each package file that is
-    not the same program at the run's commit and HEAD (any recorded cell may print
-    otherwise); one line when git does not know the commit."""
+    """A line per d2lgpu file that is not the same program at the run's commit and HEAD."""
     commit = str(run.meta.get("commit", "")) if run is not None else ""
     if not commit:
         return []
@@ -573,25 +555,19 @@ def _same_module(root: Path, commit: str, name: str) -> bool:
 
 
 def format_report(report: dict) -> str:
-    """The report as a small table: a line per chapter, then the total."""
+    """The report as a small table, a line per chapter."""
     machines = sorted({m for e in report.values() for m in e["machines"]})
     head = "/".join(k.replace("_", "-") for k in REPORT_KEYS)
-    width = {m: max(len(m) + len(head) + 2, 14) for m in machines}
-    total = {"hardware": sum(e["hardware"] for e in report.values()), "machines": {
-        m: {k: sum(e["machines"].get(m, {}).get(k, 0) for e in report.values())
-            for k in REPORT_KEYS} for m in machines}}
     lines = ["chapter      hardware cells  " + "  ".join(f"{m}: {head}" for m in machines)]
-    for chapter, entry in [*report.items(), ("total", total)]:
-        cols = ["/".join(str(entry["machines"].get(m, {}).get(k, 0)) for k in REPORT_KEYS)
-                .rjust(width[m]) for m in machines]
+    for chapter, entry in report.items():
+        cols = ["/".join(str(entry["machines"][m][k]) for k in REPORT_KEYS) for m in machines]
         lines.append(f"{chapter:<12} {entry['hardware']:>14}  " + "  ".join(cols))
     return "\n".join(lines)
 
 
 def record_pins(requirements: Path = ROOT / "requirements.txt",
                 tools: Path = ROOT / "tools" / "pyproject.toml") -> list[str]:
-    """booktools' dependencies and ``check`` extra (tools/pyproject.toml) as name==version
-    at requirements.txt's pins: what recording needs besides torch."""
+    """booktools' dependencies and ``check`` extra at requirements.txt's pins (besides torch)."""
     import tomllib
     project = tomllib.loads(tools.read_text(encoding="utf-8"))["project"]
     wanted = [*project["dependencies"], *project["optional-dependencies"]["check"]]
@@ -614,9 +590,7 @@ def _check_machine_name(machine: str) -> None:
 
 def write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS,
               artifacts: dict | None = None) -> Path:
-    """Write root/<machine>/ (run.json, notebooks, ``artifacts`` {(chapter, cell name):
-    [path]}) in root/.<machine>.new/, swapped in once complete: an error or an interrupt
-    leaves the previous recording as it was."""
+    """Write root/<machine>/ in root/.<machine>.new/, swapped in only once complete."""
     import nbformat
     missing = [k for k in RUN_KEYS if k not in meta]
     if missing:
@@ -648,8 +622,7 @@ def write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS,
 
 
 def replacement_problem(folder: Path, gpus: list[str]) -> str | None:
-    """Why a recording on these GPUs must not replace folder's, or None: a GPU recording
-    is replaced only from the same GPUs, one of unknown origin only with --replace."""
+    """Why a recording on these GPUs must not replace folder's (other GPUs, unknown), or None."""
     if not folder.is_dir() or not any(folder.iterdir()):
         return None
     try:
@@ -665,13 +638,10 @@ def replacement_problem(folder: Path, gpus: list[str]) -> str | None:
 
 
 class ArtifactWatch:
-    """The files each named hardware cell creates or changes under folder: ``before`` and
-    ``after`` are nbclient's on_cell_execute(d) hooks; ``found``: name -> files, and
-    ``problems``: what is not kept (too large, a second file of one name)."""
+    """nbclient hooks: the files each named hardware cell writes (``found``), what is not kept."""
 
-    def __init__(self, folder: Path, max_bytes: int | None = None):
+    def __init__(self, folder: Path):
         self.folder = folder
-        self.max_bytes = ARTIFACT_MAX_BYTES if max_bytes is None else max_bytes
         self.found: dict[str, list[Path]] = {}
         self.problems: list[str] = []
         self._before = None
@@ -699,9 +669,9 @@ class ArtifactWatch:
         name, kept = cell_name(cell), []
         for path in written:
             where = f"cell {name!r}: {path.relative_to(self.folder)}"
-            if now[path][0] > self.max_bytes:
+            if now[path][0] > ARTIFACT_MAX_BYTES:
                 self.problems.append(f"{where} has {now[path][0]} bytes, more than "
-                                     f"{self.max_bytes}: not kept")
+                                     f"{ARTIFACT_MAX_BYTES}: not kept")
             elif path.name in {p.name for p in kept}:
                 self.problems.append(f"{where}: a second file of that name: not kept")
             else:
@@ -734,7 +704,7 @@ def _machine_facts() -> dict:
 def _stale(machine: str, root: Path | None = None,
            chapters: Path = CHAPTERS) -> tuple[Run | None, list[str], list[str]]:
     """(root/<machine>/'s run or None, its stale_cells, its package_changes)."""
-    root = RUNS if root is None else root
+    root = RUNS if root is None else root  # RUNS read when called (tests move it)
     _check_machine_name(machine)
     restore_interrupted(root)
     run = read_run(root / machine) if (root / machine).is_dir() else None
@@ -751,8 +721,7 @@ def _github_output(**values: str) -> None:
 def record(machine: str, label: str | None, only: list[str] | None = None,
            timeout: int = 600, chapters: Path = CHAPTERS, root: Path = RUNS,
            replace: bool = False, if_stale: bool = False) -> int:
-    """Execute the chapters and store root/<machine>/ and what hardware cells wrote; when
-    nothing is stored: runbooks/recording.md. $GITHUB_OUTPUT: record=true|false, label, commit."""
+    """Execute the chapters and store root/<machine>/ (runbooks/recording.md); exit status."""
     import nbformat
     _check_machine_name(machine)
     restore_interrupted(root)
@@ -763,7 +732,7 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
         _github_output(record="false")
         return 0
     if stale:
-        print(f"record: runs/{machine}/ is not current (runs stale):\n  " + "\n  ".join(stale),
+        print(f"record: runs/{machine}/ is not current (runs stale):", *stale, sep="\n  ",
               flush=True)
     kept = [p.name for p in (root / machine).glob("*.ipynb") if only and p.stem not in only]
     if kept:
@@ -787,31 +756,32 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
               "recording a CPU run", file=sys.stderr)
     notebooks, problems, artifacts = {}, [], {}
     sampler = conditions.Sampler().start()  # clocks and power, for run.json
-    for path in paths:
-        nb = nbformat.read(path, as_version=4)
-        start = time.time()
-        watch = ArtifactWatch(path.parent)
-        try:
-            execute(nb, path.parent, timeout, allow_errors=True,
-                    on_cell_execute=watch.before, on_cell_executed=watch.after)
-        except Stopped as stop:  # Ctrl-C, SIGTERM: the whole run, not one chapter
-            print(f"record: {stop}; nothing stored", file=sys.stderr)
-            return 128 + stop.signum
-        except Exception as err:  # a dead kernel or a timeout: say so, store nothing
-            problems.append(f"{path.name}: {err!r}"[:500])
-        for index, out in untagged_errors(nb):
-            problems.append(f"{path.name} code cell {index}: {out.get('ename')}: "
-                            f"{out.get('evalue', '')[:200]}")
-        for problem in watch.problems:  # the run is kept without these files
-            print(f"record: warning: {path.name} {problem}", file=sys.stderr)
-        artifacts.update({(path.stem, name): files for name, files in watch.found.items()})
-        notebooks[path.stem] = nb
-        print(f"record: {path.name} {time.time() - start:.1f} s", flush=True)
-    sampled = sampler.stop()
+    try:
+        for path in paths:
+            nb = nbformat.read(path, as_version=4)
+            start = time.time()
+            watch = ArtifactWatch(path.parent)
+            try:
+                execute(nb, path.parent, timeout, allow_errors=True,
+                        on_cell_execute=watch.before, on_cell_executed=watch.after)
+            except Stopped as stop:  # Ctrl-C, SIGTERM: the whole run, not one chapter
+                print(f"record: {stop}; nothing stored", file=sys.stderr)
+                return 128 + stop.signum
+            except Exception as err:  # a dead kernel or a timeout: say so, store nothing
+                problems.append(f"{path.name}: {err!r}"[:500])
+            for index, out in untagged_errors(nb):
+                problems.append(f"{path.name} code cell {index}: {out.get('ename')}: "
+                                f"{out.get('evalue', '')[:200]}")
+            for problem in watch.problems:  # the run is kept without these files
+                print(f"record: warning: {path.name} {problem}", file=sys.stderr)
+            artifacts.update({(path.stem, name): found for name, found in watch.found.items()})
+            notebooks[path.stem] = nb
+            print(f"record: {path.name} {time.time() - start:.1f} s", flush=True)
+    finally:
+        sampled = sampler.stop()
     if problems:
-        print("record: errors outside raises-exception cells; nothing stored:", file=sys.stderr)
-        for problem in problems:
-            print("  " + problem, file=sys.stderr)
+        print("record: errors outside raises-exception cells; nothing stored:", *problems,
+              sep="\n  ", file=sys.stderr)
         return 1
     gpus = facts["gpus"]
     if not label:  # None, or "" from a workflow whose label input was left empty
@@ -849,21 +819,21 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--base", help="also refuse files changed since this commit outside it")
     check.add_argument("--report", type=Path, help="without PATH: write the Markdown here too")
     args = parser.parse_args(argv)
-    if args.command == "verify" and not (args.path or args.base):
-        parser.error("verify needs PATH or --base")
-    if args.command == "verify":
-        from booktools import contributed
-        if args.path is None:
-            return contributed.verify_changed(args.base, report=args.report)
-        return contributed.main(args.path, args.base)
     try:
-        return _run_command(args)
+        return _run_command(args, parser)
     except ValueError as error:  # a recording that cannot be read: said in one line
         print(f"runs: {error}", file=sys.stderr)
         return 2
 
 
-def _run_command(args) -> int:
+def _run_command(args, parser) -> int:
+    if args.command == "verify":
+        from booktools import contributed
+        if not (args.path or args.base):
+            parser.error("verify needs PATH or --base")
+        if args.path is None:
+            return contributed.verify_changed(args.base, report=args.report)
+        return contributed.main(args.path, args.base)
     if args.command == "record":
         return record(args.machine, args.label, args.only, replace=args.replace,
                       if_stale=args.if_stale)

@@ -29,6 +29,7 @@ from sphinx.application import Sphinx
 from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 from myst_nb.core.utils import coalesce_streams
+from sphinx_design.dropdown import dropdown_main, dropdown_title
 from sphinx_design.shared import create_component
 
 from booktools import files, i18n, runs
@@ -43,19 +44,6 @@ def _literal(text: str, classes: list[str], language: str = "none") -> nodes.lit
     node = nodes.literal_block(text, text, classes=classes)
     node["language"] = language
     return node
-
-
-class details(nodes.General, nodes.Element):
-    """<details> whose first child (text) is its <summary>: folded content in a tab."""
-
-
-def _visit_details(self, node: details) -> None:
-    self.body.append(self.starttag(node, "details") + "<summary>")
-    self.body.append(self.encode(node[0].astext()) + "</summary>\n")
-    for child in node.children[1:]:
-        child.walkabout(self)
-    self.body.append("</details>\n")
-    raise nodes.SkipNode
 
 
 class RecordedRunsTransform(SphinxTransform):
@@ -139,7 +127,6 @@ class RecordedRunsTransform(SphinxTransform):
     def _run_tab(self, chapter, index, cell, run, recorded, stale, source) -> nodes.container:
         """One machine's tab (``stale``: the ui key saying why, None when current)."""
         classes = ["recorded-run", f"recorded-run-{run.machine}"]
-        # The machine, PyTorch and the recording's date, the date in the page's language.
         about = run.about.removesuffix(run.meta["date"]) + long_date(run.meta, self.lang.sphinx)
         if run.meta.get("recorded_by"):  # a contributor who chose to be named
             about += " · " + self.ui["recorded_by"].format(name=run.meta["recorded_by"])
@@ -150,11 +137,11 @@ class RecordedRunsTransform(SphinxTransform):
             content.append(nodes.paragraph("", "", nodes.Text(self.ui[stale]),
                                            classes=["recorded-run-stale-note"]))
         if stale == "earlier_version":
-            content.append(details("", nodes.Text(self.ui["cell_then"]),
-                                   _literal(recorded.source if self.lang.english
-                                            else with_comments_of(recorded.source, source or ""),
-                                            [], "ipython3"),
-                                   classes=["recorded-run-stale-source"]))
+            then = recorded.source if self.lang.english else \
+                with_comments_of(recorded.source, source or "")
+            content.append(dropdown_main("", dropdown_title("", nodes.Text(self.ui["cell_then"])),
+                                         _literal(then, [], "ipython3"),
+                                         classes=["recorded-run-stale-source"]))
         outputs = self._outputs(chapter, index, cell, run, recorded)
         # Not "cell_output": that class is the build's own output (its count is tested).
         content.append(nodes.container("", *outputs, classes=["recorded-output"])
@@ -165,8 +152,7 @@ class RecordedRunsTransform(SphinxTransform):
         return self._tab(run.tab_label, content, classes)
 
     def _downloads(self, files: list[Path]) -> nodes.paragraph:
-        """"Files this cell wrote there: a.json (1.2 MiB), ...", each a download (Sphinx's
-        collector copies each into _downloads/)."""
+        """"Files this cell wrote there: a.json (1.2 MiB), ...", each a download."""
         line = nodes.paragraph("", "", nodes.Text(self.ui["artifacts"] + " "),
                                classes=["recorded-run-files"])
         for k, path in enumerate(files):
@@ -224,8 +210,7 @@ class RecordedRunsTransform(SphinxTransform):
 
 
 def _code(source: str) -> list[str] | None:
-    """Each line of the cell without its comment ("#" for a comment's own line), or None
-    where Python's tokenizer fails."""
+    """Each line without its comment (a comment's own line: "#"); None if it won't tokenize."""
     lines = source.splitlines()
     try:
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
@@ -238,8 +223,7 @@ def _code(source: str) -> list[str] | None:
 
 
 def with_comments_of(old: str, current: str) -> str:
-    """The old source, each run of lines whose code is the current cell's taken from it
-    (a translated cell's comments, in an edition)."""
+    """The old source, lines whose code is the current cell's taken from it (an edition's comments)."""
     old_code, current_code = _code(old), _code(current)
     if old_code is None or current_code is None:
         return old
@@ -277,8 +261,7 @@ def load_runs(app: Sphinx) -> None:
         LOGGER.warning(f"recorded run: {error}", type="recorded_runs")
         app.recorded_runs = []
     app.recorded_runs_images = str(Path(app.outdir).parent / "recorded_runs")
-    # A translated edition's chapters have English's code (booktools.i18n), so
-    # the runs are checked against the chapters once, by the English build.
+    # An edition's chapters have English's code (booktools.i18n): English checks the runs.
     checked = app.recorded_runs if i18n.for_sphinx(app.config.language).english else []
     for run in checked:
         problems = runs.check_run(run, srcdir / "chapters")
@@ -305,6 +288,5 @@ def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinx_design")
     app.connect("builder-inited", load_runs)
     app.connect("env-get-outdated", outdated_by_runs)
-    app.add_node(details, html=(_visit_details, None))
     app.add_transform(RecordedRunsTransform)
     return {"version": "0.1", "parallel_read_safe": True, "parallel_write_safe": True}
