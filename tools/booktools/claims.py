@@ -19,6 +19,7 @@ import math
 import operator
 import re
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,14 +29,18 @@ import yaml
 from booktools import runs
 from booktools.gpu_figures import output_text
 
-__all__ = ["Claim", "Place", "Result", "DeclarationError", "load_claims", "parse_quantity",
-           "find_value", "evaluate", "check_claims", "format_result", "compute_capabilities",
-           "check", "main"]
+__all__ = ["Claim", "Result", "load_claims", "parse_quantity", "find_value", "evaluate",
+           "check_claims", "format_result", "compute_capabilities", "check", "main"]
 
 ROOT = runs.ROOT
 RELATIONS = ("faster", "slower", "smaller", "about", "ratio", "no_gain")
-OPTIONS = {"by": ("faster", "slower", "smaller"), "within": ("about", "no_gain"),
-           "between": ("ratio",), "tolerance": RELATIONS}
+_RANGE = "is not [lo, hi] of positive numbers, one may be null"
+_AMOUNT = "is not a number >= 0"
+# option -> (the relations it goes with, whether a value is valid, what a bad one is not)
+OPTIONS = {"by": (("faster", "slower", "smaller"), lambda v: _range(v), _RANGE),
+           "within": (("about", "no_gain"), lambda v: _number(v) and v >= 0, _AMOUNT),
+           "between": (("ratio",), lambda v: _range(v), _RANGE),
+           "tolerance": (RELATIONS, lambda v: _number(v) and v >= 0, _AMOUNT)}
 KEYS = {"says", "cell", "where", *OPTIONS, *RELATIONS}
 KINDS = ("any", "cpu", "gpu", "cuda", "mps")
 CC_SCOPE = re.compile(r"cc\s*(>=|<=|==|>|<)\s*(\d+(?:\.\d+)?)")
@@ -192,13 +197,11 @@ def _item_claim(path: Path, node, chapter: str, cells: dict, md: list[str], root
         fail(relation, f"{relation}: no label of {cell!r} among {raw!r}")
     options = {key: item[key] for key in OPTIONS if key in item}
     for key, value in options.items():
-        if relation not in OPTIONS[key]:
-            fail(key, f"{key!r} does not go with {relation} "
-                 f"(it goes with {', '.join(OPTIONS[key])})")
-        if key in ("by", "between") and not _range(value):
-            fail(key, f"{key}: {value!r} is not [lo, hi] of positive numbers, one may be null")
-        if key not in ("by", "between") and not (_number(value) and value >= 0):
-            fail(key, f"{key}: {value!r} is not a number >= 0")
+        relations, valid, not_what = OPTIONS[key]
+        if relation not in relations:
+            fail(key, f"{key!r} does not go with {relation} (it goes with {', '.join(relations)})")
+        if not valid(value):
+            fail(key, f"{key}: {value!r} {not_what}")
     if relation == "ratio" and "between" not in options:
         fail(relation, "ratio needs between: [lo, hi]")
     where = item.get("where", "any")
@@ -264,12 +267,6 @@ def find_value(text: str, operand) -> tuple[float, str] | None:
 
 def _name(operand) -> str:
     return operand["label"] if isinstance(operand, dict) else f"{operand:g}"
-
-
-def describe(claim: Claim) -> str:
-    """The claim as declared, e.g. "faster: one copy, 1024 copies; by: [2, null]"."""
-    text = f"{claim.relation}: " + ", ".join(_name(x) for x in claim.operands)
-    return text + "".join(f"; {k}: {json.dumps(v)}" for k, v in claim.options.items())
 
 
 def _within(x: float, lo, hi, tol: float) -> bool:
@@ -352,45 +349,33 @@ def _in_scope(claim: Claim, place: Place) -> bool | None:
     return all(COMPARE[cc[1]](c, float(cc[2])) for c in place.capabilities)
 
 
-# Why runs.cell_status leaves a recorded cell out.
-_NOT_CURRENT = {runs.UNRECORDED: "not recorded",
-                runs.STALE_SOURCE: "recorded from an earlier version of the cell",
-                runs.OUTPUT_CHANGED: "its stored output changed since the recording",
-                runs.RECORDED_ERROR: "it raised on the recorded machine"}
+class _Outputs:
+    """The chapters' stored cells and, per recording, why a recorded cell is not current."""
 
+    def __init__(self, root: Path, comparison):
+        self.root, self.comparison, self._stored, self._why = root, comparison, {}, {}
 
-class _Chapter:
-    """A chapter's stored cells and, per recording, each named cell's output or why not."""
+    def stored(self, chapter: str, name: str):
+        if chapter not in self._stored:
+            path = self.root / "chapters" / f"{chapter}.ipynb"
+            self._stored[chapter] = runs.named_cells(nbformat.read(path, as_version=4))
+        return self._stored[chapter][name]
 
-    def __init__(self, chapter: str, root: Path, comparison):
-        self.chapter, self.root, self.comparison, self._runs = chapter, root, comparison, {}
-        self.cells = runs.code_cells(nbformat.read(root / "chapters" / f"{chapter}.ipynb",
-                                                   as_version=4))
-
-    def index(self, name: str) -> int:
-        return next(i for i, c in enumerate(self.cells) if runs.cell_name(c) == name)
-
-    def recorded(self, run, name: str) -> tuple[object | None, str | None]:
-        """(the recorded cell, None) where current, else (None, why it is not)."""
-        if run.machine not in self._runs:
-            nb = run.notebooks.get(self.chapter)
-            matches = run.pairs(self.chapter, self.cells)
-            base = runs.notebook_at(str(run.meta.get("commit", "")), self.chapter,
-                                    self.root) if matches else None
-            self._runs[run.machine] = (runs.package_changes(run), matches, base,
-                                       runs.code_cells(nb) if nb is not None else [])
-        changed, matches, base, recorded = self._runs[run.machine]
-        i = self.index(name)
-        status, detail = runs.cell_status(self.cells[i], matches.get(i), recorded, base,
-                                          self.comparison, above=self.cells[:i])
-        if status == runs.STALE_ABOVE:
-            return None, str(detail)
-        if status in _NOT_CURRENT:
-            return None, _NOT_CURRENT[status]
+    def why_not(self, run, chapter: str, name: str) -> str | None:
+        if run.machine not in self._why:
+            statuses = runs.hardware_statuses(run, self.root / "chapters", self.comparison)
+            self._why[run.machine] = (runs.package_changes(run), {
+                (ch, runs.cell_name(cell)): (status, why) for ch, _, cell, status, why in statuses})
+        changed, statuses = self._why[run.machine]
+        status, why = statuses.get((chapter, name), (runs.UNRECORDED, None))
+        if status in (runs.STALE_ABOVE, runs.RECORDED_ERROR):
+            return why
+        if status in runs.STALE_WHY:
+            return runs.STALE_WHY[status]
         if changed:
             files = ", ".join(line.split(": ", 1)[1].split(" (")[0] for line in changed)
-            return None, f"d2lgpu changed since the recorded commit ({files})"
-        return recorded[matches[i].recorded], None
+            return f"d2lgpu changed since the recorded commit ({files})"
+        return None
 
 
 def _judge(claim: Claim, place: Place, cell) -> Result:
@@ -412,7 +397,7 @@ def _judge(claim: Claim, place: Place, cell) -> Result:
                   measured + (" (noisy)" if noisy else ""))
 
 
-def _results(claim: Claim, chapter: _Chapter, recorded: list) -> tuple[list[Result], bool]:
+def _results(claim: Claim, outputs: _Outputs, recorded: list) -> tuple[list[Result], bool]:
     """The claim at each place in scope; whether the current outputs printed its labels."""
     found, looked, printed = [], False, False
     for run in [None, *recorded]:
@@ -423,13 +408,13 @@ def _results(claim: Claim, chapter: _Chapter, recorded: list) -> tuple[list[Resu
         if not scoped:
             continue
         if run is None:
-            cell, why = chapter.cells[chapter.index(claim.cell)], None
+            cell, why = outputs.stored(claim.chapter, claim.cell), None
         else:
-            cell, why = chapter.recorded(run, claim.cell)
-        if cell is None:
+            cell, why = run.cell(claim.chapter, claim.cell), outputs.why_not(run, claim.chapter,
+                                                                             claim.cell)
+        if why is not None:
             # Never a pass: what an earlier recording says, for the author to weigh.
-            stale = run.cell(claim.chapter, claim.cell)
-            earlier = _judge(claim, place, stale) if stale is not None else None
+            earlier = _judge(claim, place, cell) if cell is not None else None
             if earlier is not None and earlier.status != "unchecked":
                 why += f"; its earlier recording {earlier.status}: {earlier.detail}"
             found.append(Result(claim, place, "unchecked", why))
@@ -446,10 +431,9 @@ def check_claims(claims: list[Claim], root: Path = ROOT, recorded: list | None =
     """Every claim at every place in its scope; DeclarationError for a label no output prints."""
     recorded = runs.runs(root / "runs") if recorded is None else recorded
     comparison = runs.NbvalComparison() if comparison is None else comparison
-    chapters, results = {}, []
+    outputs, results = _Outputs(root, comparison), []
     for claim in claims:
-        chapter = chapters.setdefault(claim.chapter, _Chapter(claim.chapter, root, comparison))
-        found, printed = _results(claim, chapter, recorded)
+        found, printed = _results(claim, outputs, recorded)
         if not printed:  # a typo: a stale recording may lack a line the cell prints today
             labels = [_name(o) for o in claim.operands if isinstance(o, dict)]
             raise _error(claim.path, claim.lines.get(claim.relation, claim.line),
@@ -464,7 +448,9 @@ def format_result(result: Result, root: Path = ROOT) -> str:
     """One report line, e.g. chapters/x.md:12: claim "..." (...) contradicted by ...: ..."""
     c = result.claim
     by = "by" if result.status == "contradicted" else "on"
-    return (f"chapters/{c.chapter}.md:{c.says_line}: claim \"{c.says}\" ({describe(c)}) "
+    declared = f"{c.relation}: " + ", ".join(map(_name, c.operands)) + "".join(
+        f"; {k}: {json.dumps(v)}" for k, v in c.options.items())
+    return (f"chapters/{c.chapter}.md:{c.says_line}: claim \"{c.says}\" ({declared}) "
             f"{result.status} {by} {result.place.name} cell {c.cell}: {result.detail}")
 
 
@@ -485,8 +471,7 @@ def check(root: Path = ROOT, only: list[str] | None = None, verbose: bool = Fals
     except (ValueError, DeclarationError) as error:
         print(f"claims: {error}" if not isinstance(error, DeclarationError) else error, file=err)
         return 2
-    counts = {s: sum(r.status == s for r in results) for s in ("held", "unchecked",
-                                                               "contradicted")}
+    counts = Counter(r.status for r in results)
     for result in results:
         if result.status != "held" or verbose:
             print(format_result(result, root), file=out)

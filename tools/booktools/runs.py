@@ -445,6 +445,8 @@ RECORDED_ERROR = "recorded error"  # it raised on the recorded machine, untagged
 SAME = "same"                      # nbval accepts the recorded output
 OUTPUT_CHANGED = "output changed"  # the stored output changed since the recording
 HARDWARE = "hardware"              # the CPU output did not change, the GPU's differs
+STALE_WHY = {UNRECORDED: "not recorded", STALE_SOURCE: "recorded from an earlier version",
+             OUTPUT_CHANGED: "its stored output changed since the recording"}
 
 
 def earlier_change(above: list, match: Match, recorded_cells: list) -> str | None:
@@ -534,12 +536,10 @@ def stale_cells(run: Run | None, chapters: Path = CHAPTERS,
     """"chapter: name (why)" for each hardware cell a new recording on run's machine
     would change (cell_status); run None: no recording yet."""
     comparison = NbvalComparison() if comparison is None else comparison
-    stale = {UNRECORDED: "not recorded", STALE_SOURCE: "recorded from an earlier version",
-             OUTPUT_CHANGED: "its stored output changed since the recording"}
     return [f"{chapter}: {cell_name(cell) or f'code cell {index}'} "
-            f"({why if status == STALE_ABOVE else stale[status]})"
+            f"({why if status == STALE_ABOVE else STALE_WHY[status]})"
             for chapter, index, cell, status, why in hardware_statuses(run, chapters, comparison)
-            if status in stale or status == STALE_ABOVE]
+            if status in STALE_WHY or status == STALE_ABOVE]
 
 
 PACKAGE = "d2lgpu"  # the helpers the chapters import; a recording ran one version of them
