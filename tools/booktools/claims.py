@@ -99,8 +99,6 @@ class Result:
     detail: str
 
 
-# --- declarations ---
-
 def _error(path: Path, line: int, message: str, root: Path) -> DeclarationError:
     shown = Path(path).relative_to(root) if Path(path).is_relative_to(root) else path
     return DeclarationError(f"{shown}:{line}: {message}")
@@ -131,38 +129,19 @@ def _operand(value):
     return None
 
 
-def _scope_problem(where, machines: list[str]) -> str | None:
-    if not isinstance(where, str):
-        return f"scope {where!r} is not text"
-    if where in KINDS or CC_SCOPE.fullmatch(where):
-        return None
-    if where.startswith("cc"):
-        return f"bad scope {where!r}: a compute capability reads e.g. \"cc>=8.0\""
-    if not MACHINE_GLOB.fullmatch(where) or not fnmatch.filter(machines, where):
-        return (f"bad scope {where!r}: not any, cpu, gpu, cuda, mps or \"cc>=X.Y\", and "
-                f"no machine folder under runs/ matches it ({', '.join(machines) or 'none'})")
-    return None
-
-
-def _mapping(path: Path, node, root: Path) -> tuple[dict, dict]:
-    """A YAML mapping node as (key -> value, key -> line); a key given twice is an error."""
-    loader, item, lines = yaml.SafeLoader(""), {}, {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if key in item:
-            raise _error(path, key_node.start_mark.line + 1, f"{key!r} given twice", root)
-        lines[key] = key_node.start_mark.line + 1
-        item[key] = loader.construct_object(value_node, deep=True)
-    return item, lines
-
-
 def _item_claim(path: Path, node, chapter: str, cells: dict, md: list[str], root: Path,
                 machines: list[str]) -> Claim:
     """One item of a claims file, as a Claim; DeclarationError naming its line if malformed."""
     line = node.start_mark.line + 1
     if not isinstance(node, yaml.MappingNode):
         raise _error(path, line, "a claim is a mapping (says:, cell:, one relation)", root)
-    item, lines = _mapping(path, node, root)
+    loader, item, lines = yaml.SafeLoader(""), {}, {}  # key -> value, key -> its line
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in item:
+            raise _error(path, key_node.start_mark.line + 1, f"{key!r} given twice", root)
+        lines[key] = key_node.start_mark.line + 1
+        item[key] = loader.construct_object(value_node, deep=True)
 
     def fail(key, message):
         raise _error(path, lines.get(key, line), message, root)
@@ -205,9 +184,14 @@ def _item_claim(path: Path, node, chapter: str, cells: dict, md: list[str], root
     if relation == "ratio" and "between" not in options:
         fail(relation, "ratio needs between: [lo, hi]")
     where = item.get("where", "any")
-    problem = _scope_problem(where, machines)
-    if problem:
-        fail("where", problem)
+    if not isinstance(where, str):
+        fail("where", f"scope {where!r} is not text")
+    if where.startswith("cc") and not CC_SCOPE.fullmatch(where):
+        fail("where", f"bad scope {where!r}: a compute capability reads e.g. \"cc>=8.0\"")
+    if not (where in KINDS or CC_SCOPE.fullmatch(where) or MACHINE_GLOB.fullmatch(where)
+            and fnmatch.filter(machines, where)):
+        fail("where", f"bad scope {where!r}: not any, cpu, gpu, cuda, mps or \"cc>=X.Y\", and "
+             f"no machine folder under runs/ matches it ({', '.join(machines) or 'none'})")
     return Claim(path, line, chapter, says, found[0], cell, relation, operands, options,
                  where, lines)
 
@@ -239,8 +223,6 @@ def load_claims(path: Path, root: Path = ROOT, machines: list[str] | None = None
             for node in document.value]
 
 
-# --- values ---
-
 def parse_quantity(text: str, nth: int = 1) -> tuple[float, str] | None:
     """The nth quantity in text, (value in base units, kind), or None."""
     found = list(_QUANTITY.finditer(text))
@@ -262,8 +244,6 @@ def find_value(text: str, operand) -> tuple[float, str] | None:
             return parse_quantity(line.strip()[len(operand["label"]) + 1:], operand["nth"])
     return None
 
-
-# --- relations ---
 
 def _name(operand) -> str:
     return operand["label"] if isinstance(operand, dict) else f"{operand:g}"
@@ -308,8 +288,6 @@ def evaluate(claim: Claim, values: list[tuple[float, str]]) -> tuple[bool, str] 
         return 1 / (1 + w) <= va / vb <= 1 + w, f"ratio {va / vb:.3g}x"
     return _within(va / vb, *o["between"], tol), f"ratio {va / vb:.3g}x"
 
-
-# --- where a claim is checked ---
 
 def compute_capabilities(meta: dict) -> tuple[float, ...]:
     """run.json's compute capabilities, as floats (empty: unknown)."""

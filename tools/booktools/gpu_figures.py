@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["Paragraph", "Figure", "Problem", "parser", "directive_text", "prose_paragraphs",
-           "find_figures", "chapter_figures", "output_text", "recorded_texts", "load_datasheet",
-           "listed_for", "check_figures", "check_book", "format_problems", "main"]
+__all__ = ["parser", "directive_text", "prose_paragraphs", "find_figures", "chapter_figures",
+           "output_text", "recorded_texts", "load_datasheet", "listed_for", "check_figures",
+           "check_book", "format_problems", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/gpu_figures.py in a checkout
 CHAPTERS = ROOT / "chapters"
