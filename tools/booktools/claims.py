@@ -79,6 +79,7 @@ class Claim:
     options: dict
     where: str = "any"
     lines: dict = field(default_factory=dict)  # key -> line in the .yml
+    stored: dict | None = None                 # the cell in chapters/<chapter>.ipynb
 
 
 @dataclass(frozen=True)
@@ -193,7 +194,7 @@ def _item_claim(path: Path, node, chapter: str, cells: dict, md: list[str], root
         fail("where", f"bad scope {where!r}: not any, cpu, gpu, cuda, mps or \"cc>=X.Y\", and "
              f"no machine folder under runs/ matches it ({', '.join(machines) or 'none'})")
     return Claim(path, line, chapter, says, found[0], cell, relation, operands, options,
-                 where, lines)
+                 where, lines, cells[cell])
 
 
 def load_claims(path: Path, root: Path = ROOT, machines: list[str] | None = None) -> list[Claim]:
@@ -328,16 +329,10 @@ def _in_scope(claim: Claim, place: Place) -> bool | None:
 
 
 class _Outputs:
-    """The chapters' stored cells and, per recording, why a recorded cell is not current."""
+    """Per recording, why a recorded cell is not current (None: it is)."""
 
     def __init__(self, root: Path, comparison):
-        self.root, self.comparison, self._stored, self._why = root, comparison, {}, {}
-
-    def stored(self, chapter: str, name: str):
-        if chapter not in self._stored:
-            path = self.root / "chapters" / f"{chapter}.ipynb"
-            self._stored[chapter] = runs.named_cells(nbformat.read(path, as_version=4))
-        return self._stored[chapter][name]
+        self.root, self.comparison, self._why = root, comparison, {}
 
     def why_not(self, run, chapter: str, name: str) -> str | None:
         if run.machine not in self._why:
@@ -386,7 +381,7 @@ def _results(claim: Claim, outputs: _Outputs, recorded: list) -> tuple[list[Resu
         if not scoped:
             continue
         if run is None:
-            cell, why = outputs.stored(claim.chapter, claim.cell), None
+            cell, why = claim.stored, None
         else:
             cell, why = run.cell(claim.chapter, claim.cell), outputs.why_not(run, claim.chapter,
                                                                              claim.cell)
