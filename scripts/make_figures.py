@@ -2,9 +2,6 @@
 
     python scripts/make_figures.py [--check]   # --check: exit 1 if a committed file is stale
 """
-from __future__ import annotations
-
-import argparse
 import io
 import sys
 from pathlib import Path
@@ -17,36 +14,30 @@ import matplotlib.pyplot as plt  # noqa: E402
 from d2lgpu.figures import copy_figure  # noqa: E402
 
 FIGURES = Path(__file__).resolve().parent.parent / "figures"
-DRAWINGS = {"copy-to-device.svg": copy_figure}
 
 
-def render(draw) -> str:
-    """The figure as SVG text, the same on every run (no date, fixed ids)."""
-    with matplotlib.rc_context({"svg.hashsalt": "d2lgpu", "svg.fonttype": "path"}):
-        fig = draw()
-        buffer = io.StringIO()
-        fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
-        plt.close(fig)
-    return buffer.getvalue()
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true")
-    args = parser.parse_args(argv)
+def main(argv: list[str]) -> int:
+    if argv not in ([], ["--check"]):
+        print("usage: python scripts/make_figures.py [--check]", file=sys.stderr)
+        return 2
     stale = []
-    for name, draw in DRAWINGS.items():
-        path, svg = FIGURES / name, render(draw)
-        if args.check:
-            if not path.exists() or path.read_text(encoding="utf-8") != svg:
+    for name, draw in {"copy-to-device.svg": copy_figure}.items():
+        # the same SVG on every run: no date, fixed ids
+        with matplotlib.rc_context({"svg.hashsalt": "d2lgpu", "svg.fonttype": "path"}):
+            fig, svg = draw(), io.StringIO()
+            fig.savefig(svg, format="svg", metadata={"Date": None}, bbox_inches="tight")
+            plt.close(fig)
+        path = FIGURES / name
+        if argv == ["--check"]:
+            if not path.exists() or path.read_text(encoding="utf-8") != svg.getvalue():
                 stale.append(name)
+                print(f"figures/{name} is stale: run python scripts/make_figures.py",
+                      file=sys.stderr)
         else:
-            path.write_text(svg, encoding="utf-8")
+            path.write_text(svg.getvalue(), encoding="utf-8")
             print(f"make_figures: {path.name}")
-    for name in stale:
-        print(f"figures/{name} is stale: run python scripts/make_figures.py", file=sys.stderr)
     return 1 if stale else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

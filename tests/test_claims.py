@@ -113,7 +113,7 @@ def test_a_stale_recording_leaves_the_claim_unchecked_with_why(tmp_path, monkeyp
     assert out == [
         'chapters/toy.md:5: claim "copy few, large pieces" (faster: one copy, 1024 copies; '
         'by: [2, null]) unchecked on runs/toy-gpu/toy cell copy-timings: recorded from '
-        'an earlier version of the cell; its earlier recording contradicted: speed-up 0.0277x',
+        'an earlier version; its earlier recording contradicted: speed-up 0.0277x',
         "claims: 1 held, 1 unchecked, 0 contradicted"]
     # The helpers the cell calls changed since the recorded commit: unchecked too.
     root = _book(tmp_path / "b", recorded=REVERSED)
@@ -134,8 +134,7 @@ def test_a_label_only_a_stale_recording_lacks_is_no_declaration_error(tmp_path):
                  recorded_source="compare(old_one)")
     status, out, _ = _check(root)
     assert status == 0 and out[0].endswith(
-        "unchecked on runs/toy-gpu/toy cell copy-timings: recorded from an earlier version "
-        "of the cell")
+        "unchecked on runs/toy-gpu/toy cell copy-timings: recorded from an earlier version")
 
 
 def test_an_output_without_the_lines_leaves_it_unchecked(tmp_path):

@@ -19,6 +19,7 @@ import math
 import operator
 import re
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,14 +29,18 @@ import yaml
 from booktools import runs
 from booktools.gpu_figures import output_text
 
-__all__ = ["Claim", "Place", "Result", "DeclarationError", "load_claims", "parse_quantity",
-           "find_value", "evaluate", "check_claims", "format_result", "compute_capabilities",
-           "check", "main"]
+__all__ = ["Claim", "Result", "load_claims", "parse_quantity", "find_value", "evaluate",
+           "check_claims", "format_result", "compute_capabilities", "check", "main"]
 
 ROOT = runs.ROOT
 RELATIONS = ("faster", "slower", "smaller", "about", "ratio", "no_gain")
-OPTIONS = {"by": ("faster", "slower", "smaller"), "within": ("about", "no_gain"),
-           "between": ("ratio",), "tolerance": RELATIONS}
+_RANGE = "is not [lo, hi] of positive numbers, one may be null"
+_AMOUNT = "is not a number >= 0"
+# option -> (the relations it goes with, whether a value is valid, what a bad one is not)
+OPTIONS = {"by": (("faster", "slower", "smaller"), lambda v: _range(v), _RANGE),
+           "within": (("about", "no_gain"), lambda v: _number(v) and v >= 0, _AMOUNT),
+           "between": (("ratio",), lambda v: _range(v), _RANGE),
+           "tolerance": (RELATIONS, lambda v: _number(v) and v >= 0, _AMOUNT)}
 KEYS = {"says", "cell", "where", *OPTIONS, *RELATIONS}
 KINDS = ("any", "cpu", "gpu", "cuda", "mps")
 CC_SCOPE = re.compile(r"cc\s*(>=|<=|==|>|<)\s*(\d+(?:\.\d+)?)")
@@ -74,6 +79,7 @@ class Claim:
     options: dict
     where: str = "any"
     lines: dict = field(default_factory=dict)  # key -> line in the .yml
+    stored: dict | None = None                 # the cell in chapters/<chapter>.ipynb
 
 
 @dataclass(frozen=True)
@@ -93,8 +99,6 @@ class Result:
     status: str           # "held" | "contradicted" | "unchecked"
     detail: str
 
-
-# --- declarations ---
 
 def _error(path: Path, line: int, message: str, root: Path) -> DeclarationError:
     shown = Path(path).relative_to(root) if Path(path).is_relative_to(root) else path
@@ -126,38 +130,19 @@ def _operand(value):
     return None
 
 
-def _scope_problem(where, machines: list[str]) -> str | None:
-    if not isinstance(where, str):
-        return f"scope {where!r} is not text"
-    if where in KINDS or CC_SCOPE.fullmatch(where):
-        return None
-    if where.startswith("cc"):
-        return f"bad scope {where!r}: a compute capability reads e.g. \"cc>=8.0\""
-    if not MACHINE_GLOB.fullmatch(where) or not fnmatch.filter(machines, where):
-        return (f"bad scope {where!r}: not any, cpu, gpu, cuda, mps or \"cc>=X.Y\", and "
-                f"no machine folder under runs/ matches it ({', '.join(machines) or 'none'})")
-    return None
-
-
-def _mapping(path: Path, node, root: Path) -> tuple[dict, dict]:
-    """A YAML mapping node as (key -> value, key -> line); a key given twice is an error."""
-    loader, item, lines = yaml.SafeLoader(""), {}, {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if key in item:
-            raise _error(path, key_node.start_mark.line + 1, f"{key!r} given twice", root)
-        lines[key] = key_node.start_mark.line + 1
-        item[key] = loader.construct_object(value_node, deep=True)
-    return item, lines
-
-
 def _item_claim(path: Path, node, chapter: str, cells: dict, md: list[str], root: Path,
                 machines: list[str]) -> Claim:
     """One item of a claims file, as a Claim; DeclarationError naming its line if malformed."""
     line = node.start_mark.line + 1
     if not isinstance(node, yaml.MappingNode):
         raise _error(path, line, "a claim is a mapping (says:, cell:, one relation)", root)
-    item, lines = _mapping(path, node, root)
+    loader, item, lines = yaml.SafeLoader(""), {}, {}  # key -> value, key -> its line
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in item:
+            raise _error(path, key_node.start_mark.line + 1, f"{key!r} given twice", root)
+        lines[key] = key_node.start_mark.line + 1
+        item[key] = loader.construct_object(value_node, deep=True)
 
     def fail(key, message):
         raise _error(path, lines.get(key, line), message, root)
@@ -192,21 +177,24 @@ def _item_claim(path: Path, node, chapter: str, cells: dict, md: list[str], root
         fail(relation, f"{relation}: no label of {cell!r} among {raw!r}")
     options = {key: item[key] for key in OPTIONS if key in item}
     for key, value in options.items():
-        if relation not in OPTIONS[key]:
-            fail(key, f"{key!r} does not go with {relation} "
-                 f"(it goes with {', '.join(OPTIONS[key])})")
-        if key in ("by", "between") and not _range(value):
-            fail(key, f"{key}: {value!r} is not [lo, hi] of positive numbers, one may be null")
-        if key not in ("by", "between") and not (_number(value) and value >= 0):
-            fail(key, f"{key}: {value!r} is not a number >= 0")
+        relations, valid, not_what = OPTIONS[key]
+        if relation not in relations:
+            fail(key, f"{key!r} does not go with {relation} (it goes with {', '.join(relations)})")
+        if not valid(value):
+            fail(key, f"{key}: {value!r} {not_what}")
     if relation == "ratio" and "between" not in options:
         fail(relation, "ratio needs between: [lo, hi]")
     where = item.get("where", "any")
-    problem = _scope_problem(where, machines)
-    if problem:
-        fail("where", problem)
+    if not isinstance(where, str):
+        fail("where", f"scope {where!r} is not text")
+    if where.startswith("cc") and not CC_SCOPE.fullmatch(where):
+        fail("where", f"bad scope {where!r}: a compute capability reads e.g. \"cc>=8.0\"")
+    if not (where in KINDS or CC_SCOPE.fullmatch(where) or MACHINE_GLOB.fullmatch(where)
+            and fnmatch.filter(machines, where)):
+        fail("where", f"bad scope {where!r}: not any, cpu, gpu, cuda, mps or \"cc>=X.Y\", and "
+             f"no machine folder under runs/ matches it ({', '.join(machines) or 'none'})")
     return Claim(path, line, chapter, says, found[0], cell, relation, operands, options,
-                 where, lines)
+                 where, lines, cells[cell])
 
 
 def load_claims(path: Path, root: Path = ROOT, machines: list[str] | None = None) -> list[Claim]:
@@ -236,8 +224,6 @@ def load_claims(path: Path, root: Path = ROOT, machines: list[str] | None = None
             for node in document.value]
 
 
-# --- values ---
-
 def parse_quantity(text: str, nth: int = 1) -> tuple[float, str] | None:
     """The nth quantity in text, (value in base units, kind), or None."""
     found = list(_QUANTITY.finditer(text))
@@ -260,16 +246,8 @@ def find_value(text: str, operand) -> tuple[float, str] | None:
     return None
 
 
-# --- relations ---
-
 def _name(operand) -> str:
     return operand["label"] if isinstance(operand, dict) else f"{operand:g}"
-
-
-def describe(claim: Claim) -> str:
-    """The claim as declared, e.g. "faster: one copy, 1024 copies; by: [2, null]"."""
-    text = f"{claim.relation}: " + ", ".join(_name(x) for x in claim.operands)
-    return text + "".join(f"; {k}: {json.dumps(v)}" for k, v in claim.options.items())
 
 
 def _within(x: float, lo, hi, tol: float) -> bool:
@@ -312,8 +290,6 @@ def evaluate(claim: Claim, values: list[tuple[float, str]]) -> tuple[bool, str] 
     return _within(va / vb, *o["between"], tol), f"ratio {va / vb:.3g}x"
 
 
-# --- where a claim is checked ---
-
 def compute_capabilities(meta: dict) -> tuple[float, ...]:
     """run.json's compute capabilities, as floats (empty: unknown)."""
     try:
@@ -352,45 +328,27 @@ def _in_scope(claim: Claim, place: Place) -> bool | None:
     return all(COMPARE[cc[1]](c, float(cc[2])) for c in place.capabilities)
 
 
-# Why runs.cell_status leaves a recorded cell out.
-_NOT_CURRENT = {runs.UNRECORDED: "not recorded",
-                runs.STALE_SOURCE: "recorded from an earlier version of the cell",
-                runs.OUTPUT_CHANGED: "its stored output changed since the recording",
-                runs.RECORDED_ERROR: "it raised on the recorded machine"}
+class _Outputs:
+    """Per recording, why a recorded cell is not current (None: it is)."""
 
+    def __init__(self, root: Path, comparison):
+        self.root, self.comparison, self._why = root, comparison, {}
 
-class _Chapter:
-    """A chapter's stored cells and, per recording, each named cell's output or why not."""
-
-    def __init__(self, chapter: str, root: Path, comparison):
-        self.chapter, self.root, self.comparison, self._runs = chapter, root, comparison, {}
-        self.cells = runs.code_cells(nbformat.read(root / "chapters" / f"{chapter}.ipynb",
-                                                   as_version=4))
-
-    def index(self, name: str) -> int:
-        return next(i for i, c in enumerate(self.cells) if runs.cell_name(c) == name)
-
-    def recorded(self, run, name: str) -> tuple[object | None, str | None]:
-        """(the recorded cell, None) where current, else (None, why it is not)."""
-        if run.machine not in self._runs:
-            nb = run.notebooks.get(self.chapter)
-            matches = run.pairs(self.chapter, self.cells)
-            base = runs.notebook_at(str(run.meta.get("commit", "")), self.chapter,
-                                    self.root) if matches else None
-            self._runs[run.machine] = (runs.package_changes(run), matches, base,
-                                       runs.code_cells(nb) if nb is not None else [])
-        changed, matches, base, recorded = self._runs[run.machine]
-        i = self.index(name)
-        status, detail = runs.cell_status(self.cells[i], matches.get(i), recorded, base,
-                                          self.comparison, above=self.cells[:i])
-        if status == runs.STALE_ABOVE:
-            return None, str(detail)
-        if status in _NOT_CURRENT:
-            return None, _NOT_CURRENT[status]
+    def why_not(self, run, chapter: str, name: str) -> str | None:
+        if run.machine not in self._why:
+            statuses = runs.hardware_statuses(run, self.root / "chapters", self.comparison)
+            self._why[run.machine] = (runs.package_changes(run), {
+                (ch, runs.cell_name(cell)): (status, why) for ch, _, cell, status, why in statuses})
+        changed, statuses = self._why[run.machine]
+        status, why = statuses.get((chapter, name), (runs.UNRECORDED, None))
+        if status in (runs.STALE_ABOVE, runs.RECORDED_ERROR):
+            return why
+        if status in runs.STALE_WHY:
+            return runs.STALE_WHY[status]
         if changed:
             files = ", ".join(line.split(": ", 1)[1].split(" (")[0] for line in changed)
-            return None, f"d2lgpu changed since the recorded commit ({files})"
-        return recorded[matches[i].recorded], None
+            return f"d2lgpu changed since the recorded commit ({files})"
+        return None
 
 
 def _judge(claim: Claim, place: Place, cell) -> Result:
@@ -412,7 +370,7 @@ def _judge(claim: Claim, place: Place, cell) -> Result:
                   measured + (" (noisy)" if noisy else ""))
 
 
-def _results(claim: Claim, chapter: _Chapter, recorded: list) -> tuple[list[Result], bool]:
+def _results(claim: Claim, outputs: _Outputs, recorded: list) -> tuple[list[Result], bool]:
     """The claim at each place in scope; whether the current outputs printed its labels."""
     found, looked, printed = [], False, False
     for run in [None, *recorded]:
@@ -423,13 +381,13 @@ def _results(claim: Claim, chapter: _Chapter, recorded: list) -> tuple[list[Resu
         if not scoped:
             continue
         if run is None:
-            cell, why = chapter.cells[chapter.index(claim.cell)], None
+            cell, why = claim.stored, None
         else:
-            cell, why = chapter.recorded(run, claim.cell)
-        if cell is None:
+            cell, why = run.cell(claim.chapter, claim.cell), outputs.why_not(run, claim.chapter,
+                                                                             claim.cell)
+        if why is not None:
             # Never a pass: what an earlier recording says, for the author to weigh.
-            stale = run.cell(claim.chapter, claim.cell)
-            earlier = _judge(claim, place, stale) if stale is not None else None
+            earlier = _judge(claim, place, cell) if cell is not None else None
             if earlier is not None and earlier.status != "unchecked":
                 why += f"; its earlier recording {earlier.status}: {earlier.detail}"
             found.append(Result(claim, place, "unchecked", why))
@@ -446,10 +404,9 @@ def check_claims(claims: list[Claim], root: Path = ROOT, recorded: list | None =
     """Every claim at every place in its scope; DeclarationError for a label no output prints."""
     recorded = runs.runs(root / "runs") if recorded is None else recorded
     comparison = runs.NbvalComparison() if comparison is None else comparison
-    chapters, results = {}, []
+    outputs, results = _Outputs(root, comparison), []
     for claim in claims:
-        chapter = chapters.setdefault(claim.chapter, _Chapter(claim.chapter, root, comparison))
-        found, printed = _results(claim, chapter, recorded)
+        found, printed = _results(claim, outputs, recorded)
         if not printed:  # a typo: a stale recording may lack a line the cell prints today
             labels = [_name(o) for o in claim.operands if isinstance(o, dict)]
             raise _error(claim.path, claim.lines.get(claim.relation, claim.line),
@@ -464,7 +421,9 @@ def format_result(result: Result, root: Path = ROOT) -> str:
     """One report line, e.g. chapters/x.md:12: claim "..." (...) contradicted by ...: ..."""
     c = result.claim
     by = "by" if result.status == "contradicted" else "on"
-    return (f"chapters/{c.chapter}.md:{c.says_line}: claim \"{c.says}\" ({describe(c)}) "
+    declared = f"{c.relation}: " + ", ".join(map(_name, c.operands)) + "".join(
+        f"; {k}: {json.dumps(v)}" for k, v in c.options.items())
+    return (f"chapters/{c.chapter}.md:{c.says_line}: claim \"{c.says}\" ({declared}) "
             f"{result.status} {by} {result.place.name} cell {c.cell}: {result.detail}")
 
 
@@ -485,8 +444,7 @@ def check(root: Path = ROOT, only: list[str] | None = None, verbose: bool = Fals
     except (ValueError, DeclarationError) as error:
         print(f"claims: {error}" if not isinstance(error, DeclarationError) else error, file=err)
         return 2
-    counts = {s: sum(r.status == s for r in results) for s in ("held", "unchecked",
-                                                               "contradicted")}
+    counts = Counter(r.status for r in results)
     for result in results:
         if result.status != "held" or verbose:
             print(format_result(result, root), file=out)

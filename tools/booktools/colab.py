@@ -37,9 +37,8 @@ def run_as_a_reader(notebook: Path, timeout: int = 1800) -> list[str]:
             found.append(f"{notebook.stem}: {error!r}"[:500])
         cells = code_cells(nb)
         for index, output in untagged_errors(nb):
-            name = cell_name(cells[index]) if index < len(cells) else None
-            where = f"code cell {index}" + (f" ({name})" if name else "")
-            found.append(f"{notebook.stem}: {where}: {output.get('ename')}: "
+            name = f" ({cell_name(cells[index])})" if cell_name(cells[index]) else ""
+            found.append(f"{notebook.stem}: code cell {index}{name}: {output.get('ename')}: "
                          f"{output.get('evalue', '')[:300]}")
         return found
 

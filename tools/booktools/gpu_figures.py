@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["Paragraph", "Figure", "Problem", "parser", "directive_text", "prose_paragraphs",
-           "find_figures", "chapter_figures", "output_text", "recorded_texts", "load_datasheet",
-           "listed_for", "check_figures", "check_book", "format_problems", "main"]
+__all__ = ["parser", "directive_text", "prose_paragraphs", "find_figures", "chapter_figures",
+           "output_text", "recorded_texts", "load_datasheet", "listed_for", "check_figures",
+           "check_book", "format_problems", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/gpu_figures.py in a checkout
 CHAPTERS = ROOT / "chapters"
@@ -182,7 +182,7 @@ def _alt_texts(options: dict, lines: list, first_line: int) -> list:
         if isinstance(text, str):
             at = next((first_line + n for n, line in enumerate(lines)
                        if re.match(rf"\s*{field_}:", line)), first_line)
-            found.append(Paragraph(text, _mask(text), [(0, at)]))
+            found.append(_paragraph([text], at))
     return found
 
 
@@ -294,15 +294,6 @@ def recorded_texts(runs: Path = RUNS) -> dict:
     return recorded
 
 
-def in_texts(figure: Figure, text: str) -> bool:
-    """Whether ``text`` holds the figure: its exact number, its unit as spelled (any spacing)."""
-    unit_forms = [re.escape(u) for u, c in _CANONICAL_UNITS.items() if c == figure.unit]
-    unit_forms.append(re.escape(figure.unit))
-    pattern = (rf"(?<![\d.]){re.escape(figure.number)}\s?(?:{'|'.join(unit_forms)})"
-               rf"(?![\w/])")
-    return re.search(pattern, text) is not None
-
-
 def load_datasheet() -> dict:
     """tests/gpu_figures.yml: {"datasheet": [...], "not_measured": [...]}, entries checked."""
     import yaml
@@ -344,7 +335,11 @@ def check_figures(figures: list, recorded: dict, listed: dict) -> list:
                 problems.append(Problem(figure, f"a datasheet figure ({sheets[0]['source']}): "
                                         f"name the vendor ({', '.join(vendors)}) in its sentence"))
             continue
-        holders = [names for names, text in recorded.items() if in_texts(figure, text)]
+        # its exact number, its unit as any spelling of it
+        units = "|".join(re.escape(u) for u, c in [*_CANONICAL_UNITS.items(), (figure.unit,) * 2]
+                         if c == figure.unit)
+        held = re.compile(rf"(?<![\d.]){re.escape(figure.number)}\s?(?:{units})(?![\w/])")
+        holders = [names for names, text in recorded.items() if held.search(text)]
         if not holders:
             problems.append(Problem(figure, "in no recorded output"))
         elif not any(_names(figure.paragraph, names) for names in holders):

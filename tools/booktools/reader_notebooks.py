@@ -1,11 +1,11 @@
 """The notebooks readers open in Colab and Studio Lab: each chapter's, per edition, in plain Markdown.
 
-    python -m booktools.reader_notebooks [--out DIR] [CODE ...]    # default: _build/colab, all
+    python -m booktools.reader_notebooks    # every edition's, under _build/colab
 
-Each chapter notebook at its path under DIR, its MyST as plain Markdown: labels dropped, notes
+Each chapter notebook at its source's path, its MyST as plain Markdown: labels dropped, notes
 and exercises quoted and titled in the edition's words, solutions plain sections, roles links
 to the edition's pages; cells, tags and outputs kept; a README beside them (the publish
-workflow pushes DIR to ``NOTEBOOK_BRANCH``). Not sphinx-tojupyter 0.6.0: it rebuilds notebooks
+workflow pushes them to ``NOTEBOOK_BRANCH``). Not sphinx-tojupyter 0.6.0: it rebuilds notebooks
 from a doctree (no cell tags or stored outputs, English titles) and needs dask.
 """
 from __future__ import annotations
@@ -22,11 +22,10 @@ import nbformat
 
 from booktools import i18n
 from booktools.typography import has_cjk
-from booktools.book import NOTEBOOK_BRANCH, ROOT, book_config
+from booktools.book import ROOT, book_config
 from booktools.gpu_figures import directive_text, parser
 
-__all__ = ["NOTEBOOK_BRANCH", "OUT", "Target", "myst_left", "targets", "convert", "write",
-           "main"]
+__all__ = ["myst_left", "targets", "convert", "write", "main"]
 
 OUT = ROOT / "_build" / "colab"
 ADMONITIONS = {"note": "Note"}  # those the chapters use: another directive fails, named
@@ -122,12 +121,6 @@ def targets(code: str) -> dict[str, Target]:
     return found
 
 
-def _url(code: str, target: Target) -> str:
-    base = book_config()["html"]["baseurl"].rstrip("/") + "/"
-    page = i18n.site_path(code, f"chapters/{target.chapter}")
-    return base + page + (f"#{target.anchor}" if target.anchor else "")
-
-
 def _quoted(title: str, body: str) -> str:
     lines = [f"**{title}**", ""] + body.splitlines()
     return "\n".join(f"> {line}".rstrip() for line in lines)
@@ -152,7 +145,9 @@ class _Renderer:
         if target is None:
             raise ValueError(f"{where}: {{{match['role']}}}`{body}`: no such label in the "
                              f"{self.code} edition")
-        return f"[{text or target.text}]({_url(self.code, target)})"
+        url = book_config()["html"]["baseurl"].rstrip("/") + "/" + i18n.site_path(
+            self.code, f"chapters/{target.chapter}")
+        return f"[{text or target.text}]({url}{f'#{target.anchor}' if target.anchor else ''})"
 
     def markdown(self, text: str, where: str) -> str:
         """The cell's MyST as plain Markdown."""
@@ -226,10 +221,10 @@ def convert(code: str, chapter: str):
     return reader
 
 
-def write(out: Path = OUT, codes: list[str] | None = None) -> list[Path]:
+def write(out: Path = OUT) -> list[Path]:
     """Write every edition's reader notebooks under out, at their sources' paths."""
     written = []
-    for code in codes or [lang.code for lang in i18n.languages()]:
+    for code in [lang.code for lang in i18n.languages()]:
         for chapter in _chapters(code):
             path = out / _notebook_path(code, chapter).relative_to(ROOT)
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -240,17 +235,14 @@ def write(out: Path = OUT, codes: list[str] | None = None) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    arguments = argparse.ArgumentParser(prog="python -m booktools.reader_notebooks",
-                                        description=__doc__.splitlines()[0])
-    arguments.add_argument("--out", type=Path, default=OUT, help="default: _build/colab")
-    arguments.add_argument("codes", nargs="*", help="editions (default: all)")
-    args = arguments.parse_args(argv)
+    argparse.ArgumentParser(prog="python -m booktools.reader_notebooks",
+                            description=__doc__.splitlines()[0]).parse_args(argv)
     try:
-        written = write(args.out, args.codes or None)
+        written = write()
     except ValueError as error:
         print(f"reader_notebooks: {error}", file=sys.stderr)
         return 1
-    print(f"reader_notebooks: {len(written)} notebooks in {args.out}")
+    print(f"reader_notebooks: {len(written)} notebooks in {OUT}")
     return 0
 
 

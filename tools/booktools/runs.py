@@ -35,7 +35,8 @@ from booktools.kernels import Stopped, execute
 __all__ = ["Match", "Run", "NbvalComparison", "read_run", "read_notebook", "runs", "check_run",
            "named_cells", "name_problems", "cell_status", "cell_name", "is_hardware",
            "untagged_errors", "package_changes", "strip_volatile", "code_cells", "ARTIFACTS",
-           "same_program", "as_python", "notebook_at", "earlier_change", "git"]
+           "same_program", "as_python", "notebook_at", "earlier_change", "git",
+           "hardware_statuses", "STALE_WHY"]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/runs.py in a checkout
 RUNS = ROOT / "runs"
@@ -437,6 +438,8 @@ RECORDED_ERROR = "recorded error"  # it raised on the recorded machine, untagged
 SAME = "same"                      # nbval accepts the recorded output
 OUTPUT_CHANGED = "output changed"  # the stored output changed since the recording
 HARDWARE = "hardware"              # the CPU output did not change, the GPU's differs
+STALE_WHY = {UNRECORDED: "not recorded", STALE_SOURCE: "recorded from an earlier version",
+             OUTPUT_CHANGED: "its stored output changed since the recording"}
 
 
 def earlier_change(above: list, match: Match, recorded_cells: list) -> str | None:
@@ -501,9 +504,9 @@ def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None
     return report
 
 
-def hardware_statuses(run: Run | None, chapters: Path):
+def hardware_statuses(run: Run | None, chapters: Path, comparison: NbvalComparison | None = None):
     """(chapter, index, cell, status, why) of each hardware cell; run None: no recording."""
-    comparison = NbvalComparison()
+    comparison = comparison or NbvalComparison()
     for ipynb in sorted(chapters.glob("*.ipynb")):
         cells = code_cells(read_notebook(ipynb))
         matches = run.pairs(ipynb.stem, cells) if run is not None else {}
@@ -518,12 +521,10 @@ def hardware_statuses(run: Run | None, chapters: Path):
 
 def stale_cells(run: Run | None, chapters: Path = CHAPTERS) -> list[str]:
     """"chapter: name (why)" for each hardware cell a new recording on run's machine changes."""
-    stale = {UNRECORDED: "not recorded", STALE_SOURCE: "recorded from an earlier version",
-             OUTPUT_CHANGED: "its stored output changed since the recording"}
     return [f"{chapter}: {cell_name(cell) or f'code cell {index}'} "
-            f"({why if status == STALE_ABOVE else stale[status]})"
+            f"({why if status == STALE_ABOVE else STALE_WHY[status]})"
             for chapter, index, cell, status, why in hardware_statuses(run, chapters)
-            if status in stale or status == STALE_ABOVE]
+            if status in STALE_WHY or status == STALE_ABOVE]
 
 
 PACKAGE = "d2lgpu"  # the helpers the chapters import; a recording ran one version of them

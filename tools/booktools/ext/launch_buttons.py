@@ -17,37 +17,6 @@ from booktools import i18n
 from booktools.book import NOTEBOOK_BRANCH, STUDIO_LAB_IMPORT
 
 
-def _group(context: dict[str, Any], label: str) -> dict | None:
-    """The theme's header dropdown of that label ("launch-buttons", "download-buttons")."""
-    return next((b for b in context.get("header_buttons", []) if b.get("label") == label), None)
-
-
-def _ui(app: Sphinx) -> dict:
-    return i18n.for_sphinx(app.config.language).ui
-
-
-def add_studio_lab_button(app: Sphinx, pagename: str, templatename: str,
-                          context: dict[str, Any], doctree) -> None:
-    """Colab's entry and a Studio Lab one open the reader notebook, not the MyST source."""
-    group = _group(context, "launch-buttons")  # present only on notebook pages
-    options = app.config.html_theme_options
-    url = options.get("repository_url", "").strip().rstrip("/").removesuffix(".git")
-    if group is None or "github.com/" not in url:
-        return
-    owner, repo = url.split("github.com/", 1)[1].split("/")[:2]
-    branch = options.get("repository_branch") or "main"
-    book = options.get("path_to_docs", "").strip("/")
-    for button in group["buttons"]:
-        if button.get("text") == "Colab":
-            button["tooltip"] = _ui(app)["launch_colab"]
-            button["url"] = button["url"].replace(f"/blob/{branch}/", f"/blob/{NOTEBOOK_BRANCH}/", 1)
-    path = f"{book}/{pagename}.ipynb" if book else f"{pagename}.ipynb"
-    group["buttons"].append({
-        "type": "link", "text": "Studio Lab", "tooltip": _ui(app)["launch_studio_lab"],
-        "icon": "fas fa-flask", "label": "launch-studio-lab",
-        "url": f"{STUDIO_LAB_IMPORT}/{owner}/{repo}/blob/{NOTEBOOK_BRANCH}/{path}"})
-
-
 def _buttons(buttons: list) -> list:
     """Every button of the header, those inside its dropdowns too."""
     return [b for button in buttons for b in [button, *_buttons(button.get("buttons", []))]]
@@ -68,26 +37,39 @@ def issue_url(code: str, pagename: str, repo_url: str) -> str:
     return f"{repo_url.rstrip('/')}/issues/new?{query}"
 
 
-def localise_issue_button(app: Sphinx, pagename: str, templatename: str,
-                          context: dict[str, Any], doctree) -> None:
-    """The theme's "open issue" link pre-fills English naming the English page's path."""
-    url = app.config.html_theme_options.get("repository_url", "")
+def page_buttons(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
+                 doctree) -> None:
+    """Colab's entry and a Studio Lab one open the reader notebook, not the MyST source; the
+    paired .md offered after the notebook; the "open issue" form in the edition's words."""
+    lang, options = i18n.for_sphinx(app.config.language), app.config.html_theme_options
+    raw = options.get("repository_url", "")
+    url = raw.strip().rstrip("/").removesuffix(".git")
+    groups = {b.get("label"): b for b in context.get("header_buttons", [])}
+    launch = groups.get("launch-buttons")  # present only on notebook pages
+    if launch is not None and "github.com/" in url:
+        owner, repo = url.split("github.com/", 1)[1].split("/")[:2]
+        branch = options.get("repository_branch") or "main"
+        book = options.get("path_to_docs", "").strip("/")
+        for button in launch["buttons"]:
+            if button.get("text") == "Colab":
+                button["tooltip"] = lang.ui["launch_colab"]
+                button["url"] = button["url"].replace(f"/blob/{branch}/",
+                                                      f"/blob/{NOTEBOOK_BRANCH}/", 1)
+        path = f"{book}/{pagename}.ipynb" if book else f"{pagename}.ipynb"
+        launch["buttons"].append({
+            "type": "link", "text": "Studio Lab", "tooltip": lang.ui["launch_studio_lab"],
+            "icon": "fas fa-flask", "label": "launch-studio-lab",
+            "url": f"{STUDIO_LAB_IMPORT}/{owner}/{repo}/blob/{NOTEBOOK_BRANCH}/{path}"})
+    download = groups.get("download-buttons")
+    if download is not None and context.get("page_source_suffix") == ".ipynb" \
+            and (Path(app.srcdir) / f"{pagename}.md").is_file():
+        download["buttons"].insert(1, {
+            "type": "link", "url": f"{context['pathto']('_sources', 1)}/{pagename}.md",
+            "text": ".md", "tooltip": lang.ui["download_md"], "icon": "fas fa-file",
+            "label": "download-markdown-button"})
     for button in _buttons(context.get("header_buttons", [])):
-        if button.get("label") == "source-issues-button" and "github.com/" in url:
-            button["url"] = issue_url(i18n.for_sphinx(app.config.language).code, pagename, url)
-
-
-def offer_markdown_twin(app: Sphinx, pagename: str, templatename: str,
-                        context: dict[str, Any], doctree) -> None:
-    """Add the page's paired .md to the download dropdown, after the notebook."""
-    group = _group(context, "download-buttons")
-    if group is None or context.get("page_source_suffix") != ".ipynb" \
-            or not (Path(app.srcdir) / f"{pagename}.md").is_file():
-        return
-    group["buttons"].insert(1, {
-        "type": "link", "url": f"{context['pathto']('_sources', 1)}/{pagename}.md",
-        "text": ".md", "tooltip": _ui(app)["download_md"], "icon": "fas fa-file",
-        "label": "download-markdown-button"})
+        if button.get("label") == "source-issues-button" and "github.com/" in raw:
+            button["url"] = issue_url(lang.code, pagename, raw)
 
 
 def copy_markdown_twins(app: Sphinx, exception: Exception | None) -> None:
@@ -104,7 +86,6 @@ def copy_markdown_twins(app: Sphinx, exception: Exception | None) -> None:
 
 def setup(app: Sphinx) -> dict:
     # The theme fills header_buttons at priority 501; run after it.
-    for handler in (add_studio_lab_button, offer_markdown_twin, localise_issue_button):
-        app.connect("html-page-context", handler, priority=600)
+    app.connect("html-page-context", page_buttons, priority=600)
     app.connect("build-finished", copy_markdown_twins)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
