@@ -506,7 +506,7 @@ def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None
 
 def hardware_statuses(run: Run | None, chapters: Path, comparison: NbvalComparison | None = None):
     """(chapter, index, cell, status, why) of each hardware cell; run None: no recording."""
-    comparison = comparison or NbvalComparison()
+    comparison = NbvalComparison() if comparison is None else comparison
     for ipynb in sorted(chapters.glob("*.ipynb")):
         cells = code_cells(read_notebook(ipynb))
         matches = run.pairs(ipynb.stem, cells) if run is not None else {}
