@@ -1,7 +1,6 @@
-"""Debian's Chromium, offline: what the PDF step (booktools.pdf) and the browser tests start.
+"""Debian's Chromium, offline, for booktools.pdf and the browser tests ($BOOK_CHROMIUM: another).
 
-$BOOK_CHROMIUM names another executable (Playwright's own builds do not run on the book's
-machines). Where none says its version, no PDF is printed and no page links one.
+Playwright's own builds do not run on the book's machines. Without one, no PDF is printed.
 """
 from __future__ import annotations
 

@@ -2,11 +2,9 @@
 
     python -m booktools.pdf    # after the HTML build; the site build runs it (``publish``)
 
-COMPOSE joins an edition's chapter pages in one browser page under a cover, as the site's
-print CSS shows them; ``finish`` (pypdf) adds the outline, the edition's metadata and
-ideographs for radicals. Sphinx's singlehtml would not save this (issue 45): its ids repeat
-across chapters and its cross-chapter references point at the wrong file. The CJK editions
-print in TrueType fonts, which Chromium embeds as outlines (book.css, .ci/packages).
+COMPOSE joins an edition's pages under a cover in one browser page (singlehtml repeats ids
+across chapters and misdirects their references, issue 45); ``finish`` (pypdf) adds the
+outline, metadata and ideographs for radicals. CJK prints in TrueType fonts (book.css).
 """
 from __future__ import annotations
 

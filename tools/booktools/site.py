@@ -1,18 +1,11 @@
-"""Build the book's website, every edition strictly, and its PDFs.
+"""Build the book's website, every edition strictly, and its PDFs (scripts/build-site.sh).
 
     python -m booktools.site [--build DIR]
 
-What ``scripts/build-site.sh`` runs. The chapters' pairs, outputs and
-translations are checked first (CHECKS); then each edition is one
-``jupyter-book build -W -n --keep-going`` into a work folder of its own,
-DIR/i18n/<code>/ (English from the root, a translation from its stage,
-booktools.i18n.stage), all at once, each logged in DIR/i18n/<code>.log.
-Sphinx rebuilds them incrementally, except after a build that did not finish
-(DIR/i18n/.unfinished: its warnings would not be said again) or a change
-Sphinx does not see (``work_key``). The editions are put together in
-DIR/.html.new, booktools.pdf prints their PDFs there, and it replaces
-DIR/html whole. DIR/.lock: one build at a time. Exit status 1 when a check
-or a build failed.
+The checks first (CHECKS), then one ``jupyter-book build -W -n --keep-going`` per edition, all
+at once, in DIR/i18n/<code>/ (its log beside it), incremental unless the last build did not
+finish or ``work_key`` changed; DIR/.html.new, with the PDFs, then replaces DIR/html whole.
+DIR/.lock: one build at a time. Exit status 1 when a check or a build failed.
 """
 from __future__ import annotations
 
