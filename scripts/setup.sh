@@ -1,9 +1,6 @@
 #!/usr/bin/env bash
-# Make .venv hold what requirements.txt installs, with this checkout's d2lgpu and
-# booktools (editable). Run by build-site.sh, test.sh, check.sh and refresh.sh; a
-# no-op when nothing changed. When requirements.txt or a pyproject.toml changed,
-# .venv is made afresh: pip install never removes what the file no longer names,
-# and .venv must hold what a fresh one (CI's) holds.
+# .venv with requirements.txt and this checkout's d2lgpu and booktools (editable); a no-op
+# when nothing changed, made afresh when requirements.txt or a pyproject.toml changed.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
