@@ -228,11 +228,10 @@ def _unify_radicals(writer) -> None:
 
 def finish(path: Path, code: str, outline: list) -> None:
     """Add to Chromium's PDF, as an incremental update: the outline ([level, title, id], each id
-    a named destination), the edition's Title, Author and Language, ideographs for radicals."""
+    a named destination), the Author, ideographs for radicals (Chromium writes Title and Lang)."""
     import pypdf
-    from pypdf.generic import Fit, NameObject, TextStringObject
+    from pypdf.generic import Fit
 
-    lang = i18n.language(code)
     reader = pypdf.PdfReader(path)
     destinations = reader.named_destinations
     missing = [title for _, title, id_ in outline if f"/{id_}" not in destinations]
@@ -240,7 +239,7 @@ def finish(path: Path, code: str, outline: list) -> None:
         raise RuntimeError(f"{code}: headings without a destination for the outline: "
                            f"{', '.join(missing[:5])}")
     writer = pypdf.PdfWriter(path, incremental=True)
-    if typography.has_cjk(lang.title):
+    if typography.has_cjk(i18n.language(code).title):
         _unify_radicals(writer)
     parents: list = []
     for level, title, id_ in outline:
@@ -250,8 +249,7 @@ def finish(path: Path, code: str, outline: list) -> None:
             title=title, page_number=reader.get_destination_page_number(target),
             parent=parents[-1] if parents else None, fit=Fit.xyz(left=target.left, top=target.top)))
     writer.page_mode = "/UseOutlines"
-    writer.add_metadata({"/Title": lang.title, "/Author": author(code)})
-    writer._root_object[NameObject("/Lang")] = TextStringObject(code)
+    writer.add_metadata({"/Author": author(code)})
     writer.write(path)
 
 
@@ -276,7 +274,8 @@ async def _print(browser, base: str, code: str, site: Path, target: Path) -> Non
         if problems:
             raise RuntimeError(f"{code}: " + "; ".join(problems))
         partial = target.with_suffix(".pdf.part")
-        # Chromium's own outline doubles some titles: finish writes one.
+        # Chromium's own outline doubles some titles, drops spaces at line ends and has no
+        # parts: finish writes one.
         await tab.pdf(path=partial, format="A4", margin=MARGIN, print_background=True,
                       display_header_footer=True, header_template="<span></span>",
                       footer_template=FOOTER, outline=False, tagged=True)

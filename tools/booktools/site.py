@@ -24,6 +24,7 @@ import yaml
 
 from booktools import chromium, files, i18n, notebooks, pdf
 from booktools.book import ROOT
+from booktools.ext import book_pdf
 from booktools.lock import Locked, locked
 
 __all__ = ["BUILD", "CHECKS", "build_command", "work_key", "locked", "summary", "build", "main"]
@@ -190,16 +191,6 @@ def _assemble(work: Path, target: Path) -> None:
         shutil.copytree(work / lang.code / "_build" / "html", target / lang.code)
 
 
-def _strip_pdf_links(site: Path) -> None:
-    from booktools.ext import book_pdf
-
-    for page in site.rglob("*.html"):
-        text = page.read_text(encoding="utf-8")
-        stripped = book_pdf.strip_links(text)
-        if stripped != text:
-            page.write_text(stripped, encoding="utf-8")
-
-
 def build(folder: Path = BUILD) -> int:
     """Build the editions and publish folder/html with their PDFs; 0 on success."""
     work, site = folder / "i18n", folder / "html"
@@ -221,7 +212,7 @@ def build(folder: Path = BUILD) -> int:
     _assemble(work, new)
     printed = pdf.publish(new)
     if not printed:  # the pages link no PDF that failed to print
-        _strip_pdf_links(new)
+        book_pdf.strip_links(new)
     shutil.rmtree(site, ignore_errors=True)  # the site is replaced whole
     new.rename(site)
     return 0 if printed else 1
