@@ -8,6 +8,7 @@ outline, metadata and ideographs for radicals. CJK prints in TrueType fonts (boo
 """
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import functools
@@ -25,7 +26,7 @@ from booktools.book import ROOT, book_config
 from booktools.lock import Locked, locked
 
 __all__ = ["SITE", "UNITS", "site_path", "serve", "parts", "author", "finish", "comparable",
-           "failure", "build", "publish", "main"]
+           "build", "publish", "main"]
 
 SITE = ROOT / "_build" / "html"
 MARGIN = {"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"}
@@ -312,16 +313,6 @@ def _no_chromium() -> str:
             f"package {chromium.PACKAGE}, or name one in ${chromium.VARIABLE}")
 
 
-def failure(error: BaseException) -> str:
-    """One line on a failed print: the error, the Chromium that failed, and what to do."""
-    said = " ".join(str(error).split()) or type(error).__name__
-    return (f"the PDFs could not be printed ({said[:600]}) with the Chromium at "
-            f"{chromium.executable()} ({chromium.version() or 'no version'}): mend or "
-            f"reinstall it (Debian's package {chromium.PACKAGE}), name another in "
-            f"${chromium.VARIABLE}, or build the HTML alone, without PDFs or links to them: "
-            f"{chromium.VARIABLE}=/nonexistent bash scripts/build-site.sh")
-
-
 def build(site: Path = SITE) -> list[Path]:
     """Print each edition's PDF into the built site."""
     if chromium.version() is None:
@@ -348,7 +339,12 @@ def publish(site: Path) -> bool:
     try:
         printed = build(site=site)
     except Exception as error:  # noqa: BLE001 - said in one line, the build fails
-        print(f"pdf: FAILED: {failure(error)}", file=sys.stderr)
+        said = " ".join(str(error).split()) or type(error).__name__
+        print(f"pdf: FAILED: the PDFs could not be printed ({said[:600]}) with the Chromium at "
+              f"{chromium.executable()} ({chromium.version() or 'no version'}): mend or "
+              f"reinstall it (Debian's package {chromium.PACKAGE}), name another in "
+              f"${chromium.VARIABLE}, or build the HTML alone, without PDFs or links to them: "
+              f"{chromium.VARIABLE}=/nonexistent bash scripts/build-site.sh", file=sys.stderr)
         return False
     for path in printed:
         print(f"pdf: {path.relative_to(site)} ({path.stat().st_size / 1e6:.1f} MB)")
@@ -357,10 +353,8 @@ def publish(site: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv:
-        print(__doc__, file=sys.stderr)
-        return 2
+    argparse.ArgumentParser(prog="python -m booktools.pdf",
+                            description=__doc__.splitlines()[0]).parse_args(argv)
     try:  # the build's lock: a site build replaces the site whole, PDFs and all
         with locked(SITE.parent, who="pdf"):
             return 0 if publish(SITE) else 1
