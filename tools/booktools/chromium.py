@@ -29,9 +29,8 @@ def executable() -> Path:
 def version() -> str | None:
     """What that Chromium says of its version ("Chromium 156.0.8078.73"), or None."""
     path = executable()
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        return None
-    return _version(str(path), path.stat().st_mtime_ns)
+    ok = path.is_file() and os.access(path, os.X_OK)
+    return _version(str(path), path.stat().st_mtime_ns) if ok else None
 
 
 @functools.lru_cache(maxsize=None)  # asked once per process
