@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
-# Set up (if needed) and build the website into _build/html, strictly (a Sphinx
-# warning fails it), from the chapters' stored outputs (nothing is executed):
-# every edition, and its PDF when Chromium is there (python -m booktools.site;
-# its docstring says how). Then open _build/html/index.html in a browser.
+# The website into _build/html, strictly, from the stored outputs: every edition and its
+# PDF (python -m booktools.site). Then open _build/html/index.html.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh

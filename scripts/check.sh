@@ -1,11 +1,7 @@
 #!/usr/bin/env bash
-# The fast lane after editing a chapter or a translation (about a minute):
+# The fast lane after editing a chapter or a translation (about a minute): its pairs, words,
+# GPU figures, nbval (naming the cell that differs), claims, editions; tests/unit not slow.
 #   bash scripts/check.sh [--no-unit] chapters/NAME.md [i18n/CODE/chapters/NAME.md ...]
-# Every .md/.ipynb pair, word limits and GPU figures; nbval of each chapter's notebook
-# (a translation runs English's), failing naming the cell whose output differs; its
-# claims; its editions' structure, typography, glossary and synced notebooks (all for
-# an English chapter); then tests/unit without the slow ones (--no-unit: not them).
-# The whole suite is bash scripts/test.sh, in CI. More pytest options: PYTEST_ADDOPTS.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 unit=(tests/unit)

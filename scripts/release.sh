@@ -1,10 +1,6 @@
 #!/usr/bin/env bash
-# Cut a release from a clean checkout of main (runbooks/release.md):
-#
+# A release commit and tag from a clean main (runbooks/release.md); pushes nothing.
 #   bash scripts/release.sh 0.2.0
-#
-# One commit (booktools.release pin: every install cell pinned to d2lgpu==0.2.0,
-# CITATION.cff's version and date), tagged v0.2.0. Pushes nothing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 fail() { echo "release: $*" >&2; exit 2; }

@@ -1,9 +1,6 @@
 #!/usr/bin/env bash
-# Make .venv hold what requirements.txt installs, with this checkout's d2lgpu and
-# booktools (editable). Run by build-site.sh, test.sh, check.sh and refresh.sh; a
-# no-op when nothing changed. When requirements.txt or a pyproject.toml changed,
-# .venv is made afresh: pip install never removes what the file no longer names,
-# and .venv must hold what a fresh one (CI's) holds.
+# .venv with requirements.txt and this checkout's d2lgpu and booktools (editable); a no-op
+# when nothing changed, made afresh when requirements.txt or a pyproject.toml changed.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
@@ -15,21 +12,13 @@ if [ -d "$venv" ] && [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   rm -rf "$venv"
 fi
 if [ ! -x "$venv/bin/python" ]; then
-  python="${PYTHON:-}"
-  for candidate in python3.11 python3.12 python3.13 python3; do
-    if [ -z "$python" ] && command -v "$candidate" >/dev/null; then python="$candidate"; fi
-  done
-  # requirements.txt's pins need 3.11 or later; 3.14 and later were never run (STACKS.md).
+  python="${PYTHON:-$(command -v python3.11 python3.12 python3.13 python3 | head -n 1 || true)}"
   found="$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true)"
   case "$found" in
     3.11|3.12|3.13) ;;
-    3.1[4-9]|3.[2-9]?)
-       echo "setup: the book's build and tests need Python 3.11 to 3.13, and $python is" \
-         "Python $found, on which requirements.txt's pins have not been run (STACKS.md):" \
-         "name one with PYTHON=/path/to/python3.13" >&2
-       exit 1 ;;
-    *) echo "setup: the book's build and tests need Python 3.11 to 3.13, and $python is" \
-         "${found:+Python }${found:-no Python}: name one with PYTHON=/path/to/python3.11" >&2
+    *) echo "setup: the book's build and tests need Python 3.11 to 3.13, on which" \
+         "requirements.txt's pins have been run (STACKS.md), and $python is" \
+         "${found:+Python }${found:-no Python}: name one with PYTHON=/path/to/python3.13" >&2
        exit 1 ;;
   esac
   echo "setup: creating $venv with $($python --version) and installing requirements.txt"

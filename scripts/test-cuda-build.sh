@@ -1,14 +1,7 @@
 #!/usr/bin/env bash
-# d2lgpu's unit tests and nbval over chapters/ under PyPI's CUDA build of the
-# pinned torch, with no GPU visible: what `pip install torch` gives an ordinary
-# Linux user, and what a Colab CPU runtime has. The unit tests' fakes and the
-# stored outputs (recorded with the CPU build) must hold there too.
-#
+# d2lgpu's unit tests and nbval under PyPI's CUDA build of the pinned torch, no GPU visible
+# (a Colab CPU runtime), in .venv-cuda/; CUDA_TORCH_VERSION picks another version.
 #   bash scripts/test-cuda-build.sh [PYTEST ARGS]   # default: tests/unit chapters
-#
-# Installs requirements.txt into .venv-cuda/ (git-ignored, several GB of
-# nvidia-* wheels). Where pip finds only a CPU build of the pin (a local wheel
-# or index shadows PyPI's), set CUDA_TORCH_VERSION to a version it has.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 torch="${CUDA_TORCH_VERSION:-$(sed -n 's/^torch==//p' requirements.txt)}"

@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
-# Set up (if needed) and run every test: plain pytest, its options in pyproject.toml
-# (tests/conftest.py builds the site first). Extra arguments go to pytest, e.g.
-# `bash scripts/test.sh -k devices`. npm ci installs axe-core (package-lock.json)
-# for the browser tests (tests/browser/axe_scan.py).
+# Every test (pytest's options: pyproject.toml); extra arguments go to pytest. npm ci
+# installs axe-core for the browser tests.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh

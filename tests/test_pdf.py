@@ -8,7 +8,7 @@ import pypdf
 import pytest
 
 from booktools import chromium, i18n, pdf, typography
-from booktools.book import toc_pages
+from booktools.book import ROOT, toc_pages
 from booktools.ext import book_pdf
 
 SITE = pdf.SITE
@@ -129,7 +129,10 @@ def test_no_switch_or_button_text_is_printed(page_texts, code):
     words = {lang.ui["hide_code"].split("{")[0].strip(), lang.ui["show_code"].split("{")[0].strip(),
              "Copy to clipboard", "Click to show"}
     text = "".join(page_texts(code))
-    assert {w: text.count(w) for w in words if w in text} == {}
+    # Only as often as the chapters say them (a ja docstring says ソースコードを表示する).
+    chapters = ROOT / ("" if code == "en" else f"i18n/{code}") / "chapters"
+    said = "".join(md.read_text(encoding="utf-8") for md in chapters.glob("*.md"))
+    assert {w: text.count(w) for w in words if text.count(w) > said.count(w)} == {}
 
 
 @pytest.mark.parametrize("code", CODES)

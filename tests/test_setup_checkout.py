@@ -109,8 +109,9 @@ def test_setup_refuses_a_python_the_pins_do_not_install_on(tmp_path):
     proc = subprocess.run(["bash", "scripts/setup.sh"], cwd=book, capture_output=True, text=True,
                           timeout=60, env={"PATH": "/usr/bin:/bin", "PYTHON": str(old)})
     assert proc.returncode == 1
-    assert proc.stderr == (f"setup: the book's build and tests need Python 3.11 to 3.13, and "
-                           f"{old} is Python 3.10: name one with PYTHON=/path/to/python3.11\n")
+    assert proc.stderr == (f"setup: the book's build and tests need Python 3.11 to 3.13, on "
+                           f"which requirements.txt's pins have been run (STACKS.md), and {old} "
+                           f"is Python 3.10: name one with PYTHON=/path/to/python3.13\n")
     assert not (book / ".venv").exists() and not (tmp_path / "used").exists()
 
 
@@ -239,5 +240,5 @@ def test_setup_refuses_python_3_14_saying_why(tmp_path):
     proc = subprocess.run(["bash", "scripts/setup.sh"], cwd=book, capture_output=True, text=True,
                           timeout=60, env={"PATH": "/usr/bin:/bin", "PYTHON": str(new)})
     assert proc.returncode == 1
-    assert "Python 3.14, on which requirements.txt's pins have not been run (STACKS.md)" \
-        in proc.stderr
+    assert "Python 3.11 to 3.13, on which requirements.txt's pins have been run (STACKS.md), " \
+        f"and {new} is Python 3.14: " in proc.stderr

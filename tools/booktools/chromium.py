@@ -1,7 +1,6 @@
-"""Debian's Chromium, offline: what the PDF step (booktools.pdf) and the browser tests start.
+"""Debian's Chromium, offline, for booktools.pdf and the browser tests ($BOOK_CHROMIUM: another).
 
-$BOOK_CHROMIUM names another executable (Playwright's own builds do not run on the book's
-machines). Where none says its version, no PDF is printed and no page links one.
+Playwright's own builds do not run on the book's machines. Without one, no PDF is printed.
 """
 from __future__ import annotations
 
@@ -30,9 +29,8 @@ def executable() -> Path:
 def version() -> str | None:
     """What that Chromium says of its version ("Chromium 156.0.8078.73"), or None."""
     path = executable()
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        return None
-    return _version(str(path), path.stat().st_mtime_ns)
+    ok = path.is_file() and os.access(path, os.X_OK)
+    return _version(str(path), path.stat().st_mtime_ns) if ok else None
 
 
 @functools.lru_cache(maxsize=None)  # asked once per process

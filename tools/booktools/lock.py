@@ -1,4 +1,4 @@
-"""One build at a time: the build folder's lock, taken by booktools.site and booktools.pdf."""
+"""One build at a time: the build folder's lock (fcntl.flock), taken by booktools.site and booktools.pdf."""
 from __future__ import annotations
 
 import contextlib
@@ -19,21 +19,18 @@ class Locked(RuntimeError):
 
 @contextlib.contextmanager
 def locked(folder: Path, who: str = "site"):
-    """Hold folder/.lock (with the processes this one starts) or raise Locked("who: ...")."""
+    """Hold folder/.lock or raise Locked("who: ..."); the file names the holder."""
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / ".lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = path.read_text(encoding="utf-8", errors="replace").strip() or "unnamed"
-        os.close(fd)
-        raise Locked(f"{who}: another build holds {shown(path)} ({holder}): wait for it to end, "
-                     f"or end it; two builds at once would write the same files") from None
-    try:
-        os.ftruncate(fd, 0)
+    with open(folder / ".lock", "a+", encoding="utf-8", errors="replace") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            raise Locked(f"{who}: another build holds {shown(folder / '.lock')} "
+                         f"({lock.read().strip() or 'unnamed'}): wait for it to end, or end it; "
+                         "two builds at once would write the same files") from None
         started = datetime.datetime.now().isoformat(timespec="seconds")
-        os.write(fd, f"pid {os.getpid()}, started {started}: {' '.join(sys.argv)}\n".encode())
+        lock.truncate(0)
+        lock.write(f"pid {os.getpid()}, started {started}: {' '.join(sys.argv)}\n")
+        lock.flush()
         yield
-    finally:
-        os.close(fd)  # the lock goes with the last process that holds it

@@ -2,14 +2,13 @@
 
     python -m booktools.pdf    # after the HTML build; the site build runs it (``publish``)
 
-COMPOSE joins an edition's chapter pages in one browser page under a cover, as the site's
-print CSS shows them; ``finish`` (pypdf) adds the outline, the edition's metadata and
-ideographs for radicals. Sphinx's singlehtml would not save this (issue 45): its ids repeat
-across chapters and its cross-chapter references point at the wrong file. The CJK editions
-print in TrueType fonts, which Chromium embeds as outlines (book.css, .ci/packages).
+COMPOSE joins an edition's pages under a cover in one browser page (singlehtml repeats ids
+across chapters and misdirects their references, issue 45); ``finish`` (pypdf) adds the
+outline, metadata and ideographs for radicals. CJK prints in TrueType fonts (book.css).
 """
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import functools
@@ -27,7 +26,7 @@ from booktools.book import ROOT, book_config
 from booktools.lock import Locked, locked
 
 __all__ = ["SITE", "UNITS", "site_path", "serve", "parts", "author", "finish", "comparable",
-           "failure", "build", "publish", "main"]
+           "build", "publish", "main"]
 
 SITE = ROOT / "_build" / "html"
 MARGIN = {"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"}
@@ -230,11 +229,10 @@ def _unify_radicals(writer) -> None:
 
 def finish(path: Path, code: str, outline: list) -> None:
     """Add to Chromium's PDF, as an incremental update: the outline ([level, title, id], each id
-    a named destination), the edition's Title, Author and Language, ideographs for radicals."""
+    a named destination), the Author, ideographs for radicals (Chromium writes Title and Lang)."""
     import pypdf
-    from pypdf.generic import Fit, NameObject, TextStringObject
+    from pypdf.generic import Fit
 
-    lang = i18n.language(code)
     reader = pypdf.PdfReader(path)
     destinations = reader.named_destinations
     missing = [title for _, title, id_ in outline if f"/{id_}" not in destinations]
@@ -242,7 +240,7 @@ def finish(path: Path, code: str, outline: list) -> None:
         raise RuntimeError(f"{code}: headings without a destination for the outline: "
                            f"{', '.join(missing[:5])}")
     writer = pypdf.PdfWriter(path, incremental=True)
-    if typography.has_cjk(lang.title):
+    if typography.has_cjk(i18n.language(code).title):
         _unify_radicals(writer)
     parents: list = []
     for level, title, id_ in outline:
@@ -252,8 +250,7 @@ def finish(path: Path, code: str, outline: list) -> None:
             title=title, page_number=reader.get_destination_page_number(target),
             parent=parents[-1] if parents else None, fit=Fit.xyz(left=target.left, top=target.top)))
     writer.page_mode = "/UseOutlines"
-    writer.add_metadata({"/Title": lang.title, "/Author": author(code)})
-    writer._root_object[NameObject("/Lang")] = TextStringObject(code)
+    writer.add_metadata({"/Author": author(code)})
     writer.write(path)
 
 
@@ -278,7 +275,8 @@ async def _print(browser, base: str, code: str, site: Path, target: Path) -> Non
         if problems:
             raise RuntimeError(f"{code}: " + "; ".join(problems))
         partial = target.with_suffix(".pdf.part")
-        # Chromium's own outline doubles some titles: finish writes one.
+        # Chromium's own outline doubles some titles, drops spaces at line ends and has no
+        # parts: finish writes one.
         await tab.pdf(path=partial, format="A4", margin=MARGIN, print_background=True,
                       display_header_footer=True, header_template="<span></span>",
                       footer_template=FOOTER, outline=False, tagged=True)
@@ -315,16 +313,6 @@ def _no_chromium() -> str:
             f"package {chromium.PACKAGE}, or name one in ${chromium.VARIABLE}")
 
 
-def failure(error: BaseException) -> str:
-    """One line on a failed print: the error, the Chromium that failed, and what to do."""
-    said = " ".join(str(error).split()) or type(error).__name__
-    return (f"the PDFs could not be printed ({said[:600]}) with the Chromium at "
-            f"{chromium.executable()} ({chromium.version() or 'no version'}): mend or "
-            f"reinstall it (Debian's package {chromium.PACKAGE}), name another in "
-            f"${chromium.VARIABLE}, or build the HTML alone, without PDFs or links to them: "
-            f"{chromium.VARIABLE}=/nonexistent bash scripts/build-site.sh")
-
-
 def build(site: Path = SITE) -> list[Path]:
     """Print each edition's PDF into the built site."""
     if chromium.version() is None:
@@ -351,7 +339,12 @@ def publish(site: Path) -> bool:
     try:
         printed = build(site=site)
     except Exception as error:  # noqa: BLE001 - said in one line, the build fails
-        print(f"pdf: FAILED: {failure(error)}", file=sys.stderr)
+        said = " ".join(str(error).split()) or type(error).__name__
+        print(f"pdf: FAILED: the PDFs could not be printed ({said[:600]}) with the Chromium at "
+              f"{chromium.executable()} ({chromium.version() or 'no version'}): mend or "
+              f"reinstall it (Debian's package {chromium.PACKAGE}), name another in "
+              f"${chromium.VARIABLE}, or build the HTML alone, without PDFs or links to them: "
+              f"{chromium.VARIABLE}=/nonexistent bash scripts/build-site.sh", file=sys.stderr)
         return False
     for path in printed:
         print(f"pdf: {path.relative_to(site)} ({path.stat().st_size / 1e6:.1f} MB)")
@@ -360,10 +353,8 @@ def publish(site: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv:
-        print(__doc__, file=sys.stderr)
-        return 2
+    argparse.ArgumentParser(prog="python -m booktools.pdf",
+                            description=__doc__.splitlines()[0]).parse_args(argv)
     try:  # the build's lock: a site build replaces the site whole, PDFs and all
         with locked(SITE.parent, who="pdf"):
             return 0 if publish(SITE) else 1

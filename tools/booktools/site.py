@@ -1,18 +1,11 @@
-"""Build the book's website, every edition strictly, and its PDFs.
+"""Build the book's website, every edition strictly, and its PDFs (scripts/build-site.sh).
 
     python -m booktools.site [--build DIR]
 
-What ``scripts/build-site.sh`` runs. The chapters' pairs, outputs and
-translations are checked first (CHECKS); then each edition is one
-``jupyter-book build -W -n --keep-going`` into a work folder of its own,
-DIR/i18n/<code>/ (English from the root, a translation from its stage,
-booktools.i18n.stage), all at once, each logged in DIR/i18n/<code>.log.
-Sphinx rebuilds them incrementally, except after a build that did not finish
-(DIR/i18n/.unfinished: its warnings would not be said again) or a change
-Sphinx does not see (``work_key``). The editions are put together in
-DIR/.html.new, booktools.pdf prints their PDFs there, and it replaces
-DIR/html whole. DIR/.lock: one build at a time. Exit status 1 when a check
-or a build failed.
+The checks first (CHECKS), then one ``jupyter-book build -W -n --keep-going`` per edition, all
+at once, in DIR/i18n/<code>/ (its log beside it), incremental unless the last build did not
+finish or ``work_key`` changed; DIR/.html.new, with the PDFs, then replaces DIR/html whole.
+DIR/.lock: one build at a time. Exit status 1 when a check or a build failed.
 """
 from __future__ import annotations
 
@@ -31,6 +24,7 @@ import yaml
 
 from booktools import chromium, files, i18n, notebooks, pdf
 from booktools.book import ROOT
+from booktools.ext import book_pdf
 from booktools.lock import Locked, locked
 
 __all__ = ["BUILD", "CHECKS", "build_command", "work_key", "locked", "summary", "build", "main"]
@@ -197,16 +191,6 @@ def _assemble(work: Path, target: Path) -> None:
         shutil.copytree(work / lang.code / "_build" / "html", target / lang.code)
 
 
-def _strip_pdf_links(site: Path) -> None:
-    from booktools.ext import book_pdf
-
-    for page in site.rglob("*.html"):
-        text = page.read_text(encoding="utf-8")
-        stripped = book_pdf.strip_links(text)
-        if stripped != text:
-            page.write_text(stripped, encoding="utf-8")
-
-
 def build(folder: Path = BUILD) -> int:
     """Build the editions and publish folder/html with their PDFs; 0 on success."""
     work, site = folder / "i18n", folder / "html"
@@ -228,7 +212,7 @@ def build(folder: Path = BUILD) -> int:
     _assemble(work, new)
     printed = pdf.publish(new)
     if not printed:  # the pages link no PDF that failed to print
-        _strip_pdf_links(new)
+        book_pdf.strip_links(new)
     shutil.rmtree(site, ignore_errors=True)  # the site is replaced whole
     new.rename(site)
     return 0 if printed else 1

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 from sphinx.application import Sphinx
 
@@ -24,9 +25,12 @@ def link(code: str, pagename: str) -> str:
             f'{html.escape(lang.ui["pdf"])}</a></p>\n')
 
 
-def strip_links(page: str) -> str:
-    """A built page without its link (printing failed: booktools.site publishes it so)."""
-    return _LINK.sub("", page)
+def strip_links(site: Path) -> None:
+    """Take the link out of every page of a built site (printing failed: booktools.site)."""
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        if _LINK.search(text):
+            page.write_text(_LINK.sub("", text), encoding="utf-8")
 
 
 def add_link(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:

@@ -1,11 +1,8 @@
 """Text tables in cell outputs keep their lines and scroll; everything else wraps.
 
-book.css wraps outputs (a warning is read whole); a table drawn in text
-(``nvidia-smi``'s box, torch.profiler's columns) wrapped falls apart, so its block
-gets the class ``fixed-width``. A table: a box-drawing character, or 3 lines in a row
-with ``|`` at 2 or more of the same columns, or 2 rules of dashed runs (``---  ---``).
-Outputs of the build (myst-nb) and of the recorded runs (recorded_runs, first).
-myst-nb has no per-output setting for this.
+A table drawn in text (nvidia-smi's box, torch.profiler's columns) gets the class
+``fixed-width``: a box-drawing character, 3 lines in a row with ``|`` at 2 or more of the
+same columns, or 2 dashed rules (``---  ---``). myst-nb has no per-output setting for this.
 """
 from __future__ import annotations
 

@@ -1,14 +1,10 @@
 """Every page's browser console free of errors, and MathJax only where there is math.
 
-- Sphinx 7.4 writes an inline script added after the builder started twice (stored
-  once with the file name None, once with ''): sphinx-thebe's second ``const
-  THEBE_JS_URL`` is a SyntaxError. Repeated scripts are dropped from each page
-  (fixed upstream in Sphinx 8.2: sphinx-doc/sphinx#13402).
-- pydata-sphinx-theme starts a first visit in the ``default_mode`` of html_context,
-  "" unless set: "Got invalid theme mode". It is set to ``auto``, the theme's
-  fallback (pydata/pydata-sphinx-theme#1635).
-- Sphinx loads MathJax on a page when any page of its toctree has math (the first
-  page holds every chapter's): its scripts are dropped where the page has none.
+- Sphinx 7.4 writes a late inline script twice (sphinx-thebe's ``const`` is then a
+  SyntaxError): repeated scripts are dropped (sphinx-doc/sphinx#13402, fixed in 8.2).
+- pydata-sphinx-theme's ``default_mode`` is "" unless set ("Got invalid theme mode"):
+  ``auto``, its fallback (pydata/pydata-sphinx-theme#1635).
+- Sphinx loads MathJax where any page of the toctree has math: dropped where a page has none.
 """
 from __future__ import annotations
 

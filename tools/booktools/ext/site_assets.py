@@ -1,15 +1,8 @@
 """A lighter site, built the same cold or incremental.
 
-When the build ends: the theme's Font Awesome script (1.5 MB on every page;
-its CSS draws the same icons with the font) and the source maps (3.4 MB) are
-not shipped, nor the parts of MathJax (sphinx-mathjax-offline copies all of
-it, 24 MB an edition) that the entry script never loads: the other outputs,
-input formats and entry scripts, and every speech-rule language but English.
-
-Before any page is written: what myst-nb, sphinx-exercise and
-sphinx-mathjax-offline copy only at the end, so that every page links it with
-``?v=checksum`` (Sphinx adds it only for a file already there), as a cold
-build's pages do.
+Not shipped: the theme's Font Awesome script (its CSS draws the icons), source maps, and what
+MathJax's entry script never loads. What three extensions copy only at the end is copied
+before any page is written, so that every page links it with ``?v=checksum``, cold or not.
 """
 from __future__ import annotations
 
@@ -39,8 +32,7 @@ def unused_mathjax(mathjax: Path, entry: str) -> list[Path]:
 
 
 def copy_late_assets(app: Sphinx) -> None:
-    """Copy, before any page is written, what myst-nb, sphinx-exercise and
-    sphinx-mathjax-offline copy at the end (with their own functions)."""
+    """Copy what myst-nb, sphinx-exercise and sphinx-mathjax-offline copy at the end, now."""
     if app.builder.format != "html":
         return
     from myst_nb.sphinx_ext import add_global_html_resources
