@@ -2,9 +2,10 @@
 
 A translation keeps English's structure (code cells, labels, references, exercises, front
 matter: ``structure_problems``) and follows its edition's rules (``rule_problems``:
-booktools.typography, booktools.glossary, booktools.carried); its notebook is made from it
-and the English notebook's outputs (``sync``). It records the hash of the English prose it
-translates (``stamp``): a page whose English changed since shows a banner.
+booktools.typography, booktools.glossary; English's figures carried over, a decimal comma
+allowed); its notebook is made from it and the English notebook's outputs (``sync``). It
+records the hash of the English prose it translates (``stamp``): a page whose English changed
+since shows a banner.
 
     python -m booktools.i18n check            # structure and rule problems; exit 1 if any
     python -m booktools.i18n reflow CODE [CHAPTER ...]  # zh-CN, ja: a paragraph a line
@@ -29,6 +30,7 @@ import re
 import sys
 import tempfile
 import tokenize
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -36,16 +38,16 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from booktools import carried, files, glossary, notebooks, typography
+from booktools import files, glossary, notebooks, typography
 from booktools.book import book_config, toc_pages
 from booktools.files import read_text
-from booktools.gpu_figures import prose_paragraphs
+from booktools.gpu_figures import find_figures, prose_paragraphs
 from booktools.runs import as_python, code_cells, same_program
 
 __all__ = ["Language", "languages", "language", "for_sphinx", "translations", "english_chapters",
            "source", "notebook", "prose_hash", "recorded_hash", "lags", "stamp",
            "structure_problems", "glossary_file", "exercise_word", "rule_problems",
-           "comment_faults", "check", "build_notebook", "carry_code", "sync", "reflow",
+           "comment_faults", "check", "sync", "reflow",
            "site_path", "alternates", "edition_pages", "relative_url", "edition_toc", "stage",
            "STAGES", "report", "main"]
 
@@ -62,6 +64,7 @@ LABEL = re.compile(r"^\(([\w-]+)\)=\s*$", re.M)
 DIRECTIVE_LABEL = re.compile(r"^:label:\s*(\S+)\s*$", re.M)
 REFERENCE = re.compile(r"\{(ref|doc|numref)\}`(?:[^`<]*<)?([^`>]+)>?`")
 DIRECTIVE = re.compile(r"^`{3,}\{(exercise|solution-start|solution-end)\}", re.M)
+NUMBER = re.compile(r"(?<![0-9A-Za-z.,])\d+(?:[.,]\d+)*(?![0-9])")  # a figure's, in a translation
 CODE_BLOCK = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n.*?^\1[ \t]*$", re.M | re.S)
 
 
@@ -364,11 +367,20 @@ def rule_problems(code: str, chapter: str, i18n: Path = I18N,
                           f'"{term.term}" for "{term.en}")'))
     problems += [f"{where}:{line}: {message}" for line, message in sorted(found, key=lambda f: f[0])]
     english = chapters / f"{chapter}.md"
-    for line, figure, times, have in (carried.missing_figures(read_text(english), text)
-                                      if english.is_file() else []):
-        problems.append(f"{_shown(english, i18n)}:{line}: the figure {figure} stands {times} "
-                        f"time(s) in this prose and {have} in {where}'s prose: carry it over "
-                        "(a decimal comma is fine)")
+    figures = find_figures(read_text(english)) if english.is_file() else []
+    wanted, have, seen = Counter(f.number for f in figures), Counter(), set()
+    for paragraph in prose_paragraphs(text):  # "1,35" 1.35, "51.155,7" 51155.7, "1,024" 1024
+        for written in NUMBER.findall(paragraph.masked):
+            comma = written.replace(".", "").replace(",", ".")
+            have.update({written.replace(",", ""), *([comma] if comma.count(".") <= 1 else [])})
+    for figure in figures:
+        if have[figure.number] < wanted[figure.number] and figure.number not in seen:
+            seen.add(figure.number)
+            shown = re.sub(r" (?=[x%])", "", f"{figure.number} {figure.unit}")
+            problems.append(f"{_shown(english, i18n)}:{figure.line}: the figure {shown} stands "
+                            f"{wanted[figure.number]} time(s) in this prose and "
+                            f"{have[figure.number]} in {where}'s prose: carry it over "
+                            "(a decimal comma is fine)")
     return problems
 
 
@@ -442,19 +454,12 @@ def reflow(code: str, names: list[str] | None = None, chapters: Path = CHAPTERS,
     if problems:
         raise ValueError("nothing written: run sync first, or mend by hand:\n"
                          + "\n".join(problems))
-    changed = [path for path, text in texts.items() if _write(path, text)]
-    return changed + [notebook(code, chapter, i18n) for chapter in names
-                      if _write(notebook(code, chapter, i18n),
-                                _notebook_text(code, chapter, chapters, i18n))]
+    return _write_all(texts, [(code, chapter) for chapter in names], chapters, i18n)
 
 
 # --- the notebooks ---
 
 def _notebook_text(code: str, chapter: str, chapters: Path, i18n: Path) -> str:
-    return nbformat.writes(build_notebook(code, chapter, chapters, i18n)) + "\n"
-
-
-def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N):
     """The translated notebook: its .md's cells, with the English notebook's outputs."""
     path = source(code, chapter, i18n)
     english = _read(chapters / f"{chapter}.ipynb")
@@ -477,7 +482,7 @@ def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Pat
         done["id"] = f"cell-{len(built.cells)}"  # as the English notebooks number them
         built.cells.append(done)
     built.nbformat, built.nbformat_minor = english.nbformat, english.nbformat_minor
-    return built
+    return nbformat.writes(built) + "\n"
 
 
 # A cell that draws a d2lgpu.figures figure, whose words are in the language that
@@ -564,6 +569,14 @@ def _write(path: Path, text: str) -> bool:
     return True
 
 
+def _write_all(texts: dict[Path, str], pages: list[tuple[str, str]], chapters: Path,
+               i18n: Path) -> list[Path]:
+    """Write the texts, then the pages' (code, chapter) notebooks; return what changed."""
+    changed = [path for path, text in texts.items() if _write(path, text)]
+    return changed + [notebook(code, c, i18n) for code, c in pages
+                      if _write(notebook(code, c, i18n), _notebook_text(code, c, chapters, i18n))]
+
+
 def sync(codes: list[str] | None = None, chapters: Path = CHAPTERS, i18n: Path = I18N) -> list[Path]:
     """Carry English's code into the translations and write the notebooks that changed;
     nothing written if an English notebook is unexecuted or a translation needs a translator."""
@@ -577,24 +590,21 @@ def sync(codes: list[str] | None = None, chapters: Path = CHAPTERS, i18n: Path =
     if problems:
         raise ValueError("nothing written: the translations would lose these outputs; "
                          "execute the English first:\n" + "\n".join(problems))
-    texts = {}
+    texts, pages = {}, []
     for code in codes or [lang.code for lang in translations()]:
         language(code)
         for chapter in english_chapters(chapters):
             if source(code, chapter, i18n).is_file():
                 try:
-                    texts[code, chapter] = carry_code(code, chapter, chapters, i18n)
+                    texts[source(code, chapter, i18n)] = carry_code(code, chapter,
+                                                                    chapters, i18n)
+                    pages.append((code, chapter))
                 except ValueError as error:
                     problems.append(str(error))
     if problems:
         raise ValueError("nothing written: these translations need a translator first:\n"
                          + "\n".join(problems))
-    written = []
-    for (code, chapter), text in texts.items():
-        _write(source(code, chapter, i18n), text)
-        if _write(notebook(code, chapter, i18n), _notebook_text(code, chapter, chapters, i18n)):
-            written.append(notebook(code, chapter, i18n))
-    return written
+    return _write_all(texts, pages, chapters, i18n)
 
 
 # --- the website: one site per edition, _build/html/ and _build/html/<code>/ ---
