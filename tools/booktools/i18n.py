@@ -1,11 +1,9 @@
 """The translated editions, i18n/<code>/chapters/<chapter>.md, made from English (chapters/).
 
 A translation keeps English's structure (code cells, labels, references, exercises, front
-matter: ``structure_problems``) and follows its edition's rules (``rule_problems``:
-booktools.typography, booktools.glossary; English's figures carried over, a decimal comma
-allowed); its notebook is made from it and the English notebook's outputs (``sync``). It
-records the hash of the English prose it translates (``stamp``): a page whose English changed
-since shows a banner.
+matter) and its edition's rules (booktools.typography, booktools.glossary, English's figures
+carried over); its notebook is its cells with the English notebook's outputs. It records the
+hash of the English prose it translates: a page whose English changed since shows a banner.
 
     python -m booktools.i18n check            # structure and rule problems; exit 1 if any
     python -m booktools.i18n reflow CODE [CHAPTER ...]  # zh-CN, ja: a paragraph a line
@@ -45,11 +43,10 @@ from booktools.gpu_figures import find_figures, prose_paragraphs
 from booktools.runs import as_python, code_cells, same_program
 
 __all__ = ["Language", "languages", "language", "for_sphinx", "translations", "english_chapters",
-           "source", "notebook", "prose_hash", "recorded_hash", "lags", "stamp",
-           "structure_problems", "glossary_file", "exercise_word", "rule_problems",
-           "comment_faults", "check", "sync", "reflow",
+           "source", "notebook", "lags", "stamp", "structure_problems", "glossary_file",
+           "exercise_word", "rule_problems", "comment_faults", "check", "sync", "reflow",
            "site_path", "alternates", "edition_pages", "relative_url", "edition_toc", "stage",
-           "STAGES", "report", "main"]
+           "report", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ROOT / "chapters"
@@ -184,44 +181,39 @@ def prose_hash(markdown: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def recorded_hash(markdown: str) -> str | None:
-    record = _front_matter(markdown).get(RECORD) or {}
-    return record.get("english_prose") if isinstance(record, dict) else None
-
-
 def lags(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N) -> bool:
     """Whether the English prose changed since the translation was made (or it has no record)."""
-    english = read_text(chapters / f"{chapter}.md")
-    return recorded_hash(read_text(source(code, chapter, i18n))) != prose_hash(english)
+    record = _front_matter(read_text(source(code, chapter, i18n))).get(RECORD) or {}
+    recorded = record.get("english_prose") if isinstance(record, dict) else None
+    return recorded != prose_hash(read_text(chapters / f"{chapter}.md"))
 
 
-def _stampable(code: str, chapter: str, chapters: Path, i18n: Path) -> Path:
-    """The translation stamp would write, or ValueError saying why there is none."""
+def stamp(code: str, names: list[str], chapters: Path = CHAPTERS, i18n: Path = I18N) -> list:
+    """Record that the translations are of the English prose as it is now (all checked before
+    any is written); return the hashes."""
     if language(code).english:
         raise ValueError("English is what the editions translate: stamp a translation "
                          f"({', '.join(lang.code for lang in translations())})")
-    if not (chapters / f"{chapter}.md").is_file():
-        raise ValueError(f"no English chapter {chapter!r}: the chapters are "
-                         f"{', '.join(english_chapters(chapters))}")
-    path = source(code, chapter, i18n)
-    if not path.is_file():
-        raise ValueError(f"{_shown(path, i18n)} does not exist: translate "
-                         f"chapters/{chapter}.md into it first (MAINTAINING.md: Translations)")
-    return path
-
-
-def stamp(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N) -> str:
-    """Record that the translation is of the English prose as it is now; return the hash."""
-    path = _stampable(code, chapter, chapters, i18n)
-    text = read_text(path)
-    match = FRONT.match(text)
-    if match is None:
-        raise ValueError(f"{path}: no front matter to record the translation in")
-    digest = prose_hash(read_text(chapters / f"{chapter}.md"))
-    kept = re.sub(rf"^{RECORD}:\n(?:[ \t]+.*\n)*", "", match.group(1), flags=re.M)
-    record = f"{RECORD}:\n  of: chapters/{chapter}.md\n  english_prose: {digest}\n"
-    _write(path, f"---\n{kept}{record}---\n{text[match.end():]}")
-    return digest
+    for chapter in names:
+        if not (chapters / f"{chapter}.md").is_file():
+            raise ValueError(f"no English chapter {chapter!r}: the chapters are "
+                             f"{', '.join(english_chapters(chapters))}")
+        if not source(code, chapter, i18n).is_file():
+            raise ValueError(f"{_shown(source(code, chapter, i18n), i18n)} does not exist: "
+                             f"translate chapters/{chapter}.md into it first "
+                             "(MAINTAINING.md: Translations)")
+    digests = []
+    for chapter in names:
+        path = source(code, chapter, i18n)
+        text = read_text(path)
+        match = FRONT.match(text)
+        if match is None:
+            raise ValueError(f"{path}: no front matter to record the translation in")
+        digests.append(prose_hash(read_text(chapters / f"{chapter}.md")))
+        kept = re.sub(rf"^{RECORD}:\n(?:[ \t]+.*\n)*", "", match.group(1), flags=re.M)
+        record = f"{RECORD}:\n  of: chapters/{chapter}.md\n  english_prose: {digests[-1]}\n"
+        _write(path, f"---\n{kept}{record}---\n{text[match.end():]}")
+    return digests
 
 
 def _options_key(cell) -> str:
@@ -728,11 +720,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{args.command}: {files.shown(path)}")
             print(f"{args.command}: {len(changed)} file(s) changed")
         elif args.command == "stamp":
-            for chapter in args.chapters:  # all checked before any is written
-                _stampable(args.code, chapter, CHAPTERS, I18N)
-            for chapter in args.chapters:
+            for chapter, digest in zip(args.chapters, stamp(args.code, args.chapters)):
                 print(f"stamp: i18n/{args.code}/chapters/{chapter}.md translates "
-                      f"English prose {stamp(args.code, chapter)}")
+                      f"English prose {digest}")
         elif args.command == "report":
             print("\n".join(report()))
         elif args.command == "codes":
