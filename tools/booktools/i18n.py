@@ -57,10 +57,14 @@ RECORD = "translation"           # the front-matter key of a translation's recor
 SNIPPET = notebooks.SNIPPET.relative_to(CHAPTERS)  # an edition's: i18n/<code>/_snippets/...
 NOTE = notebooks.HARDWARE_NOTE
 FRONT = re.compile(r"\A---\n(.*?\n)---\n", re.S)
-LABEL = re.compile(r"^\(([\w-]+)\)=\s*$", re.M)
-DIRECTIVE_LABEL = re.compile(r"^:label:\s*(\S+)\s*$", re.M)
-REFERENCE = re.compile(r"\{(ref|doc|numref)\}`(?:[^`<]*<)?([^`>]+)>?`")
-DIRECTIVE = re.compile(r"^`{3,}\{(exercise|solution-start|solution-end)\}", re.M)
+# What a translation keeps as English has it (the exercises and solutions in English's order).
+MARKERS = {
+    "labels": re.compile(r"^\(([\w-]+)\)=\s*$", re.M),
+    "exercise and solution labels": re.compile(r"^:label:\s*(\S+)\s*$", re.M),
+    "references": re.compile(r"\{(ref|doc|numref)\}`(?:[^`<]*<)?([^`>]+)>?`"),
+    "exercises and solutions": re.compile(r"^`{3,}\{(exercise|solution-start|solution-end)\}",
+                                          re.M),
+}
 NUMBER = re.compile(r"(?<![0-9A-Za-z.,])\d+(?:[.,]\d+)*(?![0-9])")  # a figure's, in a translation
 CODE_BLOCK = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n.*?^\1[ \t]*$", re.M | re.S)
 
@@ -256,15 +260,6 @@ def _code_problems(english, path: Path, i18n: Path, code: str) -> list[str]:
     return problems
 
 
-def _markers(text: str) -> dict:
-    return {
-        "labels": sorted(LABEL.findall(text)),
-        "exercise and solution labels": sorted(DIRECTIVE_LABEL.findall(text)),
-        "references": sorted(REFERENCE.findall(text)),
-        "exercises and solutions": DIRECTIVE.findall(text),
-    }
-
-
 def structure_problems(code: str, chapter: str, chapters: Path = CHAPTERS,
                        i18n: Path = I18N) -> list[str]:
     """Where a translation's structure differs from English's (empty: none)."""
@@ -277,11 +272,11 @@ def structure_problems(code: str, chapter: str, chapters: Path = CHAPTERS,
     if {k: v for k, v in _front_matter(text).items() if k != RECORD} != _front_matter(english):
         problems.append(f"{where}: front matter differs from English's "
                         f"(beyond its `{RECORD}` record)")
-    english_markers = _markers(english)
-    for kind, found in _markers(text).items():
-        if found != english_markers[kind]:
+    for kind, marker in MARKERS.items():
+        found, want = marker.findall(text), marker.findall(english)
+        if (found != want) if kind == "exercises and solutions" else sorted(found) != sorted(want):
             problems.append(f"{where}: {kind} differ from English's: "
-                            f"{sorted(set(map(str, found)) ^ set(map(str, english_markers[kind])))}")
+                            f"{sorted(set(map(str, found)) ^ set(map(str, want)))}")
     problems += _note_problems(code, text, english, where, i18n)
     ipynb = notebook(code, chapter, i18n)
     if problems:

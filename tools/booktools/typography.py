@@ -355,11 +355,7 @@ def _spacing(paragraph, tokens: list, titles: Titles) -> list[tuple[int, str]]:
         if not shown:
             continue
         # Look through emphasis markers around it: **[text](url)** meets its neighbour.
-        left, right = start, end
-        while left > 0 and source[left - 1] in "*_":
-            left -= 1
-        while right < len(source) and source[right] in "*_":
-            right += 1
+        left, right = len(source[:start].rstrip("*_")), len(source) - len(source[end:].lstrip("*_"))
         before, after = source[:left].rstrip(), source[right:].lstrip()
         for a, b, gap in ((before[-1:], shown[0], range(len(before), left)),
                           (shown[-1], after[:1], range(right, len(source) - len(after)))):
