@@ -101,29 +101,19 @@ class Titles:
 
 # --- one paragraph per line ---
 
-_CELL = re.compile(r"^(`{3,})\{code-cell\}")
-_FIGURE_TEXT = re.compile(r"^(\s*)(alt|caption):(?:[ \t]+(.*?))?\s*$")
+_HEADER = re.compile(r"^`{3,}\{code-cell\}[^\n]*\n---\n(.*?)^---[ \t]*$", re.M | re.S)
+# alt: or caption: and the lines that continue it (more indented; blank lines between).
+_FIGURE_TEXT = re.compile(r"^([ \t]*)(alt|caption):(?:[ \t]+(.*?))?[ \t]*$"
+                          r"(?:(?:\n[ \t]*)*\n\1[ \t]+\S.*)*", re.M)
 
 
-def _figure_texts(lines: list[str]):
-    """(first, end, match) of each alt: and caption: in a code cell's YAML header."""
-    i = 0
-    while i < len(lines):
-        if _CELL.match(lines[i]) and i + 1 < len(lines) and lines[i + 1].strip() == "---":
-            j = i + 2
-            while j < len(lines) and lines[j].strip() != "---":
-                key = _FIGURE_TEXT.match(lines[j])
-                k = j + 1
-                if key:
-                    while k < len(lines) and lines[k].strip() != "---" and (not lines[k].strip()
-                            or len(lines[k]) - len(lines[k].lstrip()) > len(key.group(1))):
-                        k += 1
-                    while k - 1 > j and not lines[k - 1].strip():
-                        k -= 1
-                    yield j, k, key
-                j = k
-            i = j
-        i += 1
+def _figure_texts(text: str):
+    """(first, end, match) of each alt: and caption: in a code cell's YAML header, lines
+    counted from 0."""
+    for header in _HEADER.finditer(text):
+        for key in _FIGURE_TEXT.finditer(text, header.start(1), header.end(1)):
+            first = text.count("\n", 0, key.start())
+            yield first, first + key.group(0).count("\n") + 1, key
 
 
 def _paragraph_runs(text: str) -> list[tuple[int, int]]:
@@ -147,10 +137,9 @@ def line_breaks(text: str) -> list[tuple[int, str]]:
     found = [(number, "a line break inside a paragraph (zh-CN and ja keep a paragraph on "
               f"one line): {REFLOW_HINT}")
              for first, last in _paragraph_runs(text) for number in range(first, last)]
-    lines = text.splitlines()
     found += [(first + 1, f"a line break inside the figure's {key.group(2)}: text (zh-CN and "
                f"ja keep it on one YAML line): {REFLOW_HINT}")
-              for first, end, key in _figure_texts(lines) if end - first > 1]
+              for first, end, key in _figure_texts(text) if end - first > 1]
     return sorted(found)
 
 
@@ -197,7 +186,7 @@ def reflow(text: str, titles: Titles | None = None) -> str:
     lines = text.splitlines(keepends=True)
     plain = [line.rstrip("\r\n") for line in lines]
     edits = [(first - 1, last, None) for first, last in _paragraph_runs(text)]
-    edits += [(first, end, key) for first, end, key in _figure_texts(plain) if end - first > 1]
+    edits += [(first, end, key) for first, end, key in _figure_texts(text) if end - first > 1]
     for first, end, key in sorted(edits, reverse=True):
         ending = lines[end - 1][len(plain[end - 1]):] or "\n"
         joined = _fold(plain[first:end], titles) if key is None \
@@ -395,13 +384,9 @@ def _a_title_in_a_sentence(before: str, after: str) -> bool:
     """Whether a reference reads as part of a sentence: not alone in parentheses, not a list
     item's head ("- {doc}`…`：…"), not what a colon introduces at the end."""
     before, after = before.rstrip(), after.lstrip()
-    if after.startswith((")", "）")) and before.endswith(_POINTER_BEFORE):
-        return False
-    if _LIST_HEAD.fullmatch(before) and after.startswith((":", "：", "—")):
-        return False
-    if before.endswith((":", "：")) and after[:1] in ("", ".", "。"):
-        return False
-    return True
+    return not (after.startswith((")", "）")) and before.endswith(_POINTER_BEFORE)
+                or _LIST_HEAD.fullmatch(before) and after.startswith((":", "：", "—"))
+                or before.endswith((":", "：")) and after[:1] in ("", ".", "。"))
 
 
 def _references(paragraph, tokens: list, titles: Titles, rule: tuple | None,

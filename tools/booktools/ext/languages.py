@@ -31,15 +31,10 @@ __all__ = ["Words", "TEMPLATES", "footer", "LATIN_EMPHASIS", "SEARCH_MESSAGES", 
 
 LATIN_EMPHASIS = "latin"  # the class book.css exempts from CJK emphasis
 TEMPLATES = Path(__file__).with_name("templates")
-CATALOGUES = ("sphinx", "booktheme")  # Sphinx's and its themes'; sphinx-book-theme's
-COPYBUTTON = "copybutton.js"
 COPY_MESSAGES = {"copy": "Copy", "copy_to_clipboard": "Copy to clipboard",
                  "copy_success": "Copied!", "copy_failure": "Failed to copy"}
 COPY_LOCALE = "\nlet locale = 'en'"  # where copybutton.js picks its table
-TOGGLEBUTTON = "togglebutton.js"
-TOGGLE_LABEL = 'aria-label="Toggle hidden content"'
 LINK = re.compile(r"<a\b[^>]*>.*?</a>", re.S)
-SEARCH = "searchtools.js"
 SEARCH_MESSAGES = (
     "Your search did not match any documents. Please make sure that all words are spelled "
     "correctly and that you've selected enough categories.",
@@ -112,7 +107,7 @@ def put_words_first(app: Sphinx, config: Config) -> None:
     words = _edition(app).interface
     if not words:
         return
-    for catalogue in CATALOGUES:
+    for catalogue in ("sphinx", "booktheme"):  # Sphinx's and sphinx-book-theme's
         key = ("general", catalogue)
         locale.translators[key] = Words(words, locale.translators.get(key))
     app.translator = locale.translators["general", "sphinx"]
@@ -148,15 +143,17 @@ def translate_scripts(app: Sphinx, exception: Exception | None) -> None:
         return
     lang, static = _edition(app), Path(app.outdir) / "_static"
     words = lang.interface
+    copybutton, togglebutton, search = (static / name for name in
+                                        ("copybutton.js", "togglebutton.js", "searchtools.js"))
     copy = {key: words[message] for key, message in COPY_MESSAGES.items() if message in words}
-    if copy and (static / COPYBUTTON).is_file():
+    if copy and copybutton.is_file():
         table = json.dumps({**COPY_MESSAGES, **copy}, ensure_ascii=False)
-        _patch(static / COPYBUTTON, COPY_LOCALE,
+        _patch(copybutton, COPY_LOCALE,
                f"\nmessages[{json.dumps(lang.code)}] = {table};{COPY_LOCALE}")
     label = words.get("Toggle hidden content")
-    if label and (static / TOGGLEBUTTON).is_file():
-        _patch(static / TOGGLEBUTTON, TOGGLE_LABEL, f'aria-label="{html.escape(label)}"')
-    search = static / SEARCH
+    if label and togglebutton.is_file():
+        _patch(togglebutton, 'aria-label="Toggle hidden content"',
+               f'aria-label="{html.escape(label)}"')
     if search.is_file() and MARK not in search.read_text(encoding="utf-8"):
         _patch(search, SKIPPED, SKIPPED_TOO)
         for message in SEARCH_MESSAGES:
