@@ -462,10 +462,9 @@ def _notebook_text(code: str, chapter: str, chapters: Path, i18n: Path) -> str:
             if "mystnb" in cell.metadata:
                 done.metadata["mystnb"] = copy.deepcopy(cell.metadata["mystnb"])
             done.outputs = drawn_in(code, done)
-        elif cell.cell_type == "markdown":
-            done = nbformat.v4.new_markdown_cell(cell.source, metadata=copy.deepcopy(cell.metadata))
         else:
-            done = nbformat.v4.new_raw_cell(cell.source, metadata=copy.deepcopy(cell.metadata))
+            done = (nbformat.v4.new_markdown_cell if cell.cell_type == "markdown"
+                    else nbformat.v4.new_raw_cell)(cell.source, metadata=copy.deepcopy(cell.metadata))
         done["id"] = f"cell-{len(built.cells)}"  # as the English notebooks number them
         built.cells.append(done)
     built.nbformat, built.nbformat_minor = english.nbformat, english.nbformat_minor

@@ -344,7 +344,8 @@ def _spacing(paragraph, tokens: list, titles: Titles) -> list[tuple[int, str]]:
         if not shown:
             continue
         # Look through emphasis markers around it: **[text](url)** meets its neighbour.
-        left, right = len(source[:start].rstrip("*_")), len(source) - len(source[end:].lstrip("*_"))
+        left = len(source[:start].rstrip("*_"))
+        right = len(source) - len(source[end:].lstrip("*_"))
         before, after = source[:left].rstrip(), source[right:].lstrip()
         for a, b, gap in ((before[-1:], shown[0], range(len(before), left)),
                           (shown[-1], after[:1], range(right, len(source) - len(after)))):
