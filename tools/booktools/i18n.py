@@ -19,6 +19,7 @@ import argparse
 import ast
 import copy
 import dataclasses
+import gettext
 import hashlib
 import io
 import json
@@ -92,7 +93,8 @@ REQUIRED = [f.name for f in dataclasses.fields(Language) if f.default_factory is
 
 
 @lru_cache(maxsize=None)
-def _languages(path: Path) -> tuple[Language, ...]:
+def languages(path: Path = LANGUAGES_FILE) -> tuple[Language, ...]:
+    """Every edition, English first."""
     text, where = read_text(path), files.shown(path)
     try:
         entries, nodes = yaml.safe_load(text), yaml.compose(text, Loader=yaml.SafeLoader)
@@ -120,11 +122,6 @@ def _languages(path: Path) -> tuple[Language, ...]:
     return found
 
 
-def languages(path: Path = LANGUAGES_FILE) -> list[Language]:
-    """Every edition, English first."""
-    return list(_languages(path))
-
-
 def language(code: str, path: Path = LANGUAGES_FILE) -> Language:
     for lang in languages(path):
         if lang.code == code:
@@ -141,7 +138,7 @@ def for_sphinx(sphinx_language: str | None, path: Path = LANGUAGES_FILE) -> Lang
     raise ValueError(f"Sphinx language {sphinx_language!r} is no edition of {path}")
 
 
-def translations(path: Path = LANGUAGES_FILE) -> list[Language]:
+def translations(path: Path = LANGUAGES_FILE) -> tuple[Language, ...]:
     return languages(path)[1:]
 
 
@@ -311,8 +308,6 @@ def glossary_file(code: str, i18n: Path = I18N) -> Path:
 
 def exercise_word(code: str) -> str:
     """What sphinx-exercise calls an exercise in the edition's language ("练习")."""
-    import gettext
-
     import sphinx_exercise
     locales = Path(sphinx_exercise.__file__).parent / "translations" / "locales"
     catalog = gettext.translation("exercise", locales, [language(code).sphinx], fallback=True)

@@ -224,10 +224,6 @@ def _spanned(name: str, fn):
     return rule
 
 
-def _tokens(text: str) -> list:
-    return _parser().parseInline(text)[0].children or []
-
-
 def faults(text: str, cjk: bool, titles: Titles, rule: tuple | None = None,
            terms: dict[str, str] = {}, bare: bool = False) -> list[tuple[int, str]]:  # noqa: B006
     """(line, message) of each bold that does not parse, each title shown inside a sentence
@@ -237,7 +233,7 @@ def faults(text: str, cjk: bool, titles: Titles, rule: tuple | None = None,
     of ``terms``."""
     found = line_breaks(text) if cjk else []
     for paragraph in prose_paragraphs(text):
-        tokens = _tokens(paragraph.text)
+        tokens = _parser().parseInline(paragraph.text)[0].children or []
         found += _bold(paragraph, tokens, cjk)
         if cjk:
             found += _spacing(paragraph, tokens, titles) + _emphasis(paragraph, tokens, terms)

@@ -39,9 +39,7 @@ SEARCH_MESSAGES = (
     "Your search did not match any documents. Please make sure that all words are spelled "
     "correctly and that you've selected enough categories.",
     "Search finished, found ${resultCount} page(s) matching the search query.",
-    "Preparing search...",
-    "Searching",
-    "Search Results",
+    "Preparing search...", "Searching", "Search Results",
 )
 SKIPPED = '[".headerlink", "script", "style"]'
 SKIPPED_TOO = ('[".headerlink", "script", "style", ".onlyprint", "details.hide > summary", '
