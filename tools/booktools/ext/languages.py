@@ -88,8 +88,7 @@ class Words(gettext.NullTranslations):
     def __init__(self, words: dict, fallback: gettext.NullTranslations | None):
         super().__init__()
         self.words = dict(words)
-        if fallback is not None:
-            self.add_fallback(fallback)
+        self.add_fallback(fallback)  # None: none
 
     def gettext(self, message: str) -> str:
         return self.words.get(message) or super().gettext(message)
