@@ -1,14 +1,6 @@
 """An edition's glossary, i18n/<code>/glossary.yml: its terms and the forms its prose avoids.
 
-    terms:
-      - en: device-mismatch error        # the English term
-        term: 设备不一致错误               # this edition's term
-        avoid: [设备不匹配错误, 同设备错误]  # literal substrings its prose must not have
-        allow: []                        # optional: longer strings (and the term) where it is fine
-        note: optional guidance for translators
-
-An avoided form with ``{number}`` finds any number there followed by the rest as a whole
-symbol (``"{number} s"``: "0.19 s", not "5 ms"). A missing or empty glossary is an error.
+Its format is in runbooks/translation.md; a missing or empty glossary is an error.
 """
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
 """The translated editions, i18n/<code>/chapters/<chapter>.md, made from English (chapters/).
 
 A translation keeps English's structure (code cells, labels, references, exercises, front
-matter: ``structure_problems``) and follows its edition's rules (``rule_problems``:
-booktools.typography, booktools.glossary, booktools.carried); its notebook is made from it
-and the English notebook's outputs (``sync``). It records the hash of the English prose it
-translates (``stamp``): a page whose English changed since shows a banner.
+matter) and its edition's rules (booktools.typography, booktools.glossary, English's figures
+carried over); its notebook is its cells with the English notebook's outputs. It records the
+hash of the English prose it translates: a page whose English changed since shows a banner.
 
     python -m booktools.i18n check            # structure and rule problems; exit 1 if any
     python -m booktools.i18n reflow CODE [CHAPTER ...]  # zh-CN, ja: a paragraph a line
@@ -20,6 +19,7 @@ import argparse
 import ast
 import copy
 import dataclasses
+import gettext
 import hashlib
 import io
 import json
@@ -29,6 +29,7 @@ import re
 import sys
 import tempfile
 import tokenize
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -36,18 +37,17 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from booktools import carried, files, glossary, notebooks, typography
+from booktools import files, glossary, notebooks, typography
 from booktools.book import book_config, toc_pages
 from booktools.files import read_text
-from booktools.gpu_figures import prose_paragraphs
+from booktools.gpu_figures import find_figures, prose_paragraphs
 from booktools.runs import as_python, code_cells, same_program
 
 __all__ = ["Language", "languages", "language", "for_sphinx", "translations", "english_chapters",
-           "source", "notebook", "prose_hash", "recorded_hash", "lags", "stamp",
-           "structure_problems", "glossary_file", "exercise_word", "rule_problems",
-           "comment_faults", "check", "build_notebook", "carry_code", "sync", "reflow",
+           "source", "notebook", "lags", "stamp", "structure_problems", "glossary_file",
+           "exercise_word", "rule_problems", "comment_faults", "check", "sync", "reflow",
            "site_path", "alternates", "edition_pages", "relative_url", "edition_toc", "stage",
-           "STAGES", "report", "main"]
+           "report", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ROOT / "chapters"
@@ -58,10 +58,15 @@ RECORD = "translation"           # the front-matter key of a translation's recor
 SNIPPET = notebooks.SNIPPET.relative_to(CHAPTERS)  # an edition's: i18n/<code>/_snippets/...
 NOTE = notebooks.HARDWARE_NOTE
 FRONT = re.compile(r"\A---\n(.*?\n)---\n", re.S)
-LABEL = re.compile(r"^\(([\w-]+)\)=\s*$", re.M)
-DIRECTIVE_LABEL = re.compile(r"^:label:\s*(\S+)\s*$", re.M)
-REFERENCE = re.compile(r"\{(ref|doc|numref)\}`(?:[^`<]*<)?([^`>]+)>?`")
-DIRECTIVE = re.compile(r"^`{3,}\{(exercise|solution-start|solution-end)\}", re.M)
+# What a translation keeps as English has it (the exercises and solutions in English's order).
+MARKERS = {
+    "labels": re.compile(r"^\(([\w-]+)\)=\s*$", re.M),
+    "exercise and solution labels": re.compile(r"^:label:\s*(\S+)\s*$", re.M),
+    "references": re.compile(r"\{(ref|doc|numref)\}`(?:[^`<]*<)?([^`>]+)>?`"),
+    "exercises and solutions": re.compile(r"^`{3,}\{(exercise|solution-start|solution-end)\}",
+                                          re.M),
+}
+NUMBER = re.compile(r"(?<![0-9A-Za-z.,])\d+(?:[.,]\d+)*(?![0-9])")  # a figure's, in a translation
 CODE_BLOCK = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n.*?^\1[ \t]*$", re.M | re.S)
 
 
@@ -88,7 +93,8 @@ REQUIRED = [f.name for f in dataclasses.fields(Language) if f.default_factory is
 
 
 @lru_cache(maxsize=None)
-def _languages(path: Path) -> tuple[Language, ...]:
+def languages(path: Path = LANGUAGES_FILE) -> tuple[Language, ...]:
+    """Every edition, English first."""
     text, where = read_text(path), files.shown(path)
     try:
         entries, nodes = yaml.safe_load(text), yaml.compose(text, Loader=yaml.SafeLoader)
@@ -116,11 +122,6 @@ def _languages(path: Path) -> tuple[Language, ...]:
     return found
 
 
-def languages(path: Path = LANGUAGES_FILE) -> list[Language]:
-    """Every edition, English first."""
-    return list(_languages(path))
-
-
 def language(code: str, path: Path = LANGUAGES_FILE) -> Language:
     for lang in languages(path):
         if lang.code == code:
@@ -137,7 +138,7 @@ def for_sphinx(sphinx_language: str | None, path: Path = LANGUAGES_FILE) -> Lang
     raise ValueError(f"Sphinx language {sphinx_language!r} is no edition of {path}")
 
 
-def translations(path: Path = LANGUAGES_FILE) -> list[Language]:
+def translations(path: Path = LANGUAGES_FILE) -> tuple[Language, ...]:
     return languages(path)[1:]
 
 
@@ -181,44 +182,39 @@ def prose_hash(markdown: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def recorded_hash(markdown: str) -> str | None:
-    record = _front_matter(markdown).get(RECORD) or {}
-    return record.get("english_prose") if isinstance(record, dict) else None
-
-
 def lags(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N) -> bool:
     """Whether the English prose changed since the translation was made (or it has no record)."""
-    english = read_text(chapters / f"{chapter}.md")
-    return recorded_hash(read_text(source(code, chapter, i18n))) != prose_hash(english)
+    record = _front_matter(read_text(source(code, chapter, i18n))).get(RECORD) or {}
+    recorded = record.get("english_prose") if isinstance(record, dict) else None
+    return recorded != prose_hash(read_text(chapters / f"{chapter}.md"))
 
 
-def _stampable(code: str, chapter: str, chapters: Path, i18n: Path) -> Path:
-    """The translation stamp would write, or ValueError saying why there is none."""
+def stamp(code: str, names: list[str], chapters: Path = CHAPTERS, i18n: Path = I18N) -> list:
+    """Record that the translations are of the English prose as it is now (all checked before
+    any is written); return the hashes."""
     if language(code).english:
         raise ValueError("English is what the editions translate: stamp a translation "
                          f"({', '.join(lang.code for lang in translations())})")
-    if not (chapters / f"{chapter}.md").is_file():
-        raise ValueError(f"no English chapter {chapter!r}: the chapters are "
-                         f"{', '.join(english_chapters(chapters))}")
-    path = source(code, chapter, i18n)
-    if not path.is_file():
-        raise ValueError(f"{_shown(path, i18n)} does not exist: translate "
-                         f"chapters/{chapter}.md into it first (MAINTAINING.md: Translations)")
-    return path
-
-
-def stamp(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N) -> str:
-    """Record that the translation is of the English prose as it is now; return the hash."""
-    path = _stampable(code, chapter, chapters, i18n)
-    text = read_text(path)
-    match = FRONT.match(text)
-    if match is None:
-        raise ValueError(f"{path}: no front matter to record the translation in")
-    digest = prose_hash(read_text(chapters / f"{chapter}.md"))
-    kept = re.sub(rf"^{RECORD}:\n(?:[ \t]+.*\n)*", "", match.group(1), flags=re.M)
-    record = f"{RECORD}:\n  of: chapters/{chapter}.md\n  english_prose: {digest}\n"
-    _write(path, f"---\n{kept}{record}---\n{text[match.end():]}")
-    return digest
+    for chapter in names:
+        if not (chapters / f"{chapter}.md").is_file():
+            raise ValueError(f"no English chapter {chapter!r}: the chapters are "
+                             f"{', '.join(english_chapters(chapters))}")
+        if not source(code, chapter, i18n).is_file():
+            raise ValueError(f"{_shown(source(code, chapter, i18n), i18n)} does not exist: "
+                             f"translate chapters/{chapter}.md into it first "
+                             "(MAINTAINING.md: Translations)")
+    digests = []
+    for chapter in names:
+        path = source(code, chapter, i18n)
+        text = read_text(path)
+        match = FRONT.match(text)
+        if match is None:
+            raise ValueError(f"{path}: no front matter to record the translation in")
+        digests.append(prose_hash(read_text(chapters / f"{chapter}.md")))
+        kept = re.sub(rf"^{RECORD}:\n(?:[ \t]+.*\n)*", "", match.group(1), flags=re.M)
+        record = f"{RECORD}:\n  of: chapters/{chapter}.md\n  english_prose: {digests[-1]}\n"
+        _write(path, f"---\n{kept}{record}---\n{text[match.end():]}")
+    return digests
 
 
 def _options_key(cell) -> str:
@@ -261,15 +257,6 @@ def _code_problems(english, path: Path, i18n: Path, code: str) -> list[str]:
     return problems
 
 
-def _markers(text: str) -> dict:
-    return {
-        "labels": sorted(LABEL.findall(text)),
-        "exercise and solution labels": sorted(DIRECTIVE_LABEL.findall(text)),
-        "references": sorted(REFERENCE.findall(text)),
-        "exercises and solutions": DIRECTIVE.findall(text),
-    }
-
-
 def structure_problems(code: str, chapter: str, chapters: Path = CHAPTERS,
                        i18n: Path = I18N) -> list[str]:
     """Where a translation's structure differs from English's (empty: none)."""
@@ -282,11 +269,11 @@ def structure_problems(code: str, chapter: str, chapters: Path = CHAPTERS,
     if {k: v for k, v in _front_matter(text).items() if k != RECORD} != _front_matter(english):
         problems.append(f"{where}: front matter differs from English's "
                         f"(beyond its `{RECORD}` record)")
-    english_markers = _markers(english)
-    for kind, found in _markers(text).items():
-        if found != english_markers[kind]:
+    for kind, marker in MARKERS.items():
+        found, want = marker.findall(text), marker.findall(english)
+        if (found != want) if kind == "exercises and solutions" else sorted(found) != sorted(want):
             problems.append(f"{where}: {kind} differ from English's: "
-                            f"{sorted(set(map(str, found)) ^ set(map(str, english_markers[kind])))}")
+                            f"{sorted(set(map(str, found)) ^ set(map(str, want)))}")
     problems += _note_problems(code, text, english, where, i18n)
     ipynb = notebook(code, chapter, i18n)
     if problems:
@@ -321,8 +308,6 @@ def glossary_file(code: str, i18n: Path = I18N) -> Path:
 
 def exercise_word(code: str) -> str:
     """What sphinx-exercise calls an exercise in the edition's language ("练习")."""
-    import gettext
-
     import sphinx_exercise
     locales = Path(sphinx_exercise.__file__).parent / "translations" / "locales"
     catalog = gettext.translation("exercise", locales, [language(code).sphinx], fallback=True)
@@ -364,11 +349,20 @@ def rule_problems(code: str, chapter: str, i18n: Path = I18N,
                           f'"{term.term}" for "{term.en}")'))
     problems += [f"{where}:{line}: {message}" for line, message in sorted(found, key=lambda f: f[0])]
     english = chapters / f"{chapter}.md"
-    for line, figure, times, have in (carried.missing_figures(read_text(english), text)
-                                      if english.is_file() else []):
-        problems.append(f"{_shown(english, i18n)}:{line}: the figure {figure} stands {times} "
-                        f"time(s) in this prose and {have} in {where}'s prose: carry it over "
-                        "(a decimal comma is fine)")
+    figures = find_figures(read_text(english)) if english.is_file() else []
+    wanted, have, seen = Counter(f.number for f in figures), Counter(), set()
+    for paragraph in prose_paragraphs(text):  # "1,35" 1.35, "51.155,7" 51155.7, "1,024" 1024
+        for written in NUMBER.findall(paragraph.masked):
+            comma = written.replace(".", "").replace(",", ".")
+            have.update({written.replace(",", ""), *([comma] if comma.count(".") <= 1 else [])})
+    for figure in figures:
+        if have[figure.number] < wanted[figure.number] and figure.number not in seen:
+            seen.add(figure.number)
+            shown = re.sub(r" (?=[x%])", "", f"{figure.number} {figure.unit}")
+            problems.append(f"{_shown(english, i18n)}:{figure.line}: the figure {shown} stands "
+                            f"{wanted[figure.number]} time(s) in this prose and "
+                            f"{have[figure.number]} in {where}'s prose: carry it over "
+                            "(a decimal comma is fine)")
     return problems
 
 
@@ -442,19 +436,12 @@ def reflow(code: str, names: list[str] | None = None, chapters: Path = CHAPTERS,
     if problems:
         raise ValueError("nothing written: run sync first, or mend by hand:\n"
                          + "\n".join(problems))
-    changed = [path for path, text in texts.items() if _write(path, text)]
-    return changed + [notebook(code, chapter, i18n) for chapter in names
-                      if _write(notebook(code, chapter, i18n),
-                                _notebook_text(code, chapter, chapters, i18n))]
+    return _write_all(texts, [(code, chapter) for chapter in names], chapters, i18n)
 
 
 # --- the notebooks ---
 
 def _notebook_text(code: str, chapter: str, chapters: Path, i18n: Path) -> str:
-    return nbformat.writes(build_notebook(code, chapter, chapters, i18n)) + "\n"
-
-
-def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N):
     """The translated notebook: its .md's cells, with the English notebook's outputs."""
     path = source(code, chapter, i18n)
     english = _read(chapters / f"{chapter}.ipynb")
@@ -470,14 +457,13 @@ def build_notebook(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Pat
             if "mystnb" in cell.metadata:
                 done.metadata["mystnb"] = copy.deepcopy(cell.metadata["mystnb"])
             done.outputs = drawn_in(code, done)
-        elif cell.cell_type == "markdown":
-            done = nbformat.v4.new_markdown_cell(cell.source, metadata=copy.deepcopy(cell.metadata))
         else:
-            done = nbformat.v4.new_raw_cell(cell.source, metadata=copy.deepcopy(cell.metadata))
+            done = (nbformat.v4.new_markdown_cell if cell.cell_type == "markdown"
+                    else nbformat.v4.new_raw_cell)(cell.source, metadata=copy.deepcopy(cell.metadata))
         done["id"] = f"cell-{len(built.cells)}"  # as the English notebooks number them
         built.cells.append(done)
     built.nbformat, built.nbformat_minor = english.nbformat, english.nbformat_minor
-    return built
+    return nbformat.writes(built) + "\n"
 
 
 # A cell that draws a d2lgpu.figures figure, whose words are in the language that
@@ -564,6 +550,14 @@ def _write(path: Path, text: str) -> bool:
     return True
 
 
+def _write_all(texts: dict[Path, str], pages: list[tuple[str, str]], chapters: Path,
+               i18n: Path) -> list[Path]:
+    """Write the texts, then the pages' (code, chapter) notebooks; return what changed."""
+    changed = [path for path, text in texts.items() if _write(path, text)]
+    return changed + [notebook(code, c, i18n) for code, c in pages
+                      if _write(notebook(code, c, i18n), _notebook_text(code, c, chapters, i18n))]
+
+
 def sync(codes: list[str] | None = None, chapters: Path = CHAPTERS, i18n: Path = I18N) -> list[Path]:
     """Carry English's code into the translations and write the notebooks that changed;
     nothing written if an English notebook is unexecuted or a translation needs a translator."""
@@ -577,24 +571,21 @@ def sync(codes: list[str] | None = None, chapters: Path = CHAPTERS, i18n: Path =
     if problems:
         raise ValueError("nothing written: the translations would lose these outputs; "
                          "execute the English first:\n" + "\n".join(problems))
-    texts = {}
+    texts, pages = {}, []
     for code in codes or [lang.code for lang in translations()]:
         language(code)
         for chapter in english_chapters(chapters):
             if source(code, chapter, i18n).is_file():
                 try:
-                    texts[code, chapter] = carry_code(code, chapter, chapters, i18n)
+                    texts[source(code, chapter, i18n)] = carry_code(code, chapter,
+                                                                    chapters, i18n)
+                    pages.append((code, chapter))
                 except ValueError as error:
                     problems.append(str(error))
     if problems:
         raise ValueError("nothing written: these translations need a translator first:\n"
                          + "\n".join(problems))
-    written = []
-    for (code, chapter), text in texts.items():
-        _write(source(code, chapter, i18n), text)
-        if _write(notebook(code, chapter, i18n), _notebook_text(code, chapter, chapters, i18n)):
-            written.append(notebook(code, chapter, i18n))
-    return written
+    return _write_all(texts, pages, chapters, i18n)
 
 
 # --- the website: one site per edition, _build/html/ and _build/html/<code>/ ---
@@ -718,11 +709,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{args.command}: {files.shown(path)}")
             print(f"{args.command}: {len(changed)} file(s) changed")
         elif args.command == "stamp":
-            for chapter in args.chapters:  # all checked before any is written
-                _stampable(args.code, chapter, CHAPTERS, I18N)
-            for chapter in args.chapters:
+            for chapter, digest in zip(args.chapters, stamp(args.code, args.chapters)):
                 print(f"stamp: i18n/{args.code}/chapters/{chapter}.md translates "
-                      f"English prose {stamp(args.code, chapter)}")
+                      f"English prose {digest}")
         elif args.command == "report":
             print("\n".join(report()))
         elif args.command == "codes":

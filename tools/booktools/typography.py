@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from booktools import files, gpu_figures
 from booktools.gpu_figures import prose_paragraphs
 
 __all__ = ["CJK_LETTER", "FULLWIDTH_PUNCTUATION", "has_cjk", "wants_space", "Titles",
-           "line_breaks", "reflow", "faults", "ReferenceRule", "REFERENCE_RULES"]
+           "line_breaks", "reflow", "faults", "REFERENCE_RULES"]
 
 # Han, kana, 々〆〇, full-width letters and digits, half-width katakana.
 CJK_LETTER = re.compile("[\u3005-\u3007\u3040-\u309f\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff"
@@ -86,9 +86,8 @@ class Titles:
     def shown(self, role: str, content: str) -> str | None:
         """The text ``{role}`content``` shows (None: not known)."""
         explicit = EXPLICIT_TITLE.match(content)
-        if explicit and explicit.group(1):
-            return explicit.group(1)
-        return self.target(role, content)[0]
+        return explicit.group(1) if explicit and explicit.group(1) \
+            else self.target(role, content)[0]
 
     def target(self, role: str, content: str) -> tuple[str | None, str | None]:
         """(title, "chapter", "section" or "exercise") of what a role points to (None: unknown)."""
@@ -102,29 +101,19 @@ class Titles:
 
 # --- one paragraph per line ---
 
-_CELL = re.compile(r"^(`{3,})\{code-cell\}")
-_FIGURE_TEXT = re.compile(r"^(\s*)(alt|caption):(?:[ \t]+(.*?))?\s*$")
+_HEADER = re.compile(r"^`{3,}\{code-cell\}[^\n]*\n---\n(.*?)^---[ \t]*$", re.M | re.S)
+# alt: or caption: and the lines that continue it (more indented; blank lines between).
+_FIGURE_TEXT = re.compile(r"^([ \t]*)(alt|caption):(?:[ \t]+(.*?))?[ \t]*$"
+                          r"(?:(?:\n[ \t]*)*\n\1[ \t]+\S.*)*", re.M)
 
 
-def _figure_texts(lines: list[str]):
-    """(first, end, match) of each alt: and caption: in a code cell's YAML header."""
-    i = 0
-    while i < len(lines):
-        if _CELL.match(lines[i]) and i + 1 < len(lines) and lines[i + 1].strip() == "---":
-            j = i + 2
-            while j < len(lines) and lines[j].strip() != "---":
-                key = _FIGURE_TEXT.match(lines[j])
-                k = j + 1
-                if key:
-                    while k < len(lines) and lines[k].strip() != "---" and (not lines[k].strip()
-                            or len(lines[k]) - len(lines[k].lstrip()) > len(key.group(1))):
-                        k += 1
-                    while k - 1 > j and not lines[k - 1].strip():
-                        k -= 1
-                    yield j, k, key
-                j = k
-            i = j
-        i += 1
+def _figure_texts(text: str):
+    """(first, end, match) of each alt: and caption: in a code cell's YAML header, lines
+    counted from 0."""
+    for header in _HEADER.finditer(text):
+        for key in _FIGURE_TEXT.finditer(text, header.start(1), header.end(1)):
+            first = text.count("\n", 0, key.start())
+            yield first, first + key.group(0).count("\n") + 1, key
 
 
 def _paragraph_runs(text: str) -> list[tuple[int, int]]:
@@ -148,10 +137,9 @@ def line_breaks(text: str) -> list[tuple[int, str]]:
     found = [(number, "a line break inside a paragraph (zh-CN and ja keep a paragraph on "
               f"one line): {REFLOW_HINT}")
              for first, last in _paragraph_runs(text) for number in range(first, last)]
-    lines = text.splitlines()
     found += [(first + 1, f"a line break inside the figure's {key.group(2)}: text (zh-CN and "
                f"ja keep it on one YAML line): {REFLOW_HINT}")
-              for first, end, key in _figure_texts(lines) if end - first > 1]
+              for first, end, key in _figure_texts(text) if end - first > 1]
     return sorted(found)
 
 
@@ -198,7 +186,7 @@ def reflow(text: str, titles: Titles | None = None) -> str:
     lines = text.splitlines(keepends=True)
     plain = [line.rstrip("\r\n") for line in lines]
     edits = [(first - 1, last, None) for first, last in _paragraph_runs(text)]
-    edits += [(first, end, key) for first, end, key in _figure_texts(plain) if end - first > 1]
+    edits += [(first, end, key) for first, end, key in _figure_texts(text) if end - first > 1]
     for first, end, key in sorted(edits, reverse=True):
         ending = lines[end - 1][len(plain[end - 1]):] or "\n"
         joined = _fold(plain[first:end], titles) if key is None \
@@ -236,16 +224,7 @@ def _spanned(name: str, fn):
     return rule
 
 
-def _tokens(text: str) -> list:
-    return _parser().parseInline(text)[0].children or []
-
-
-_BOLD = "its ** must touch the text it makes bold (**like this**), not a space"
-_CJK_BOLD = ("keep full-width punctuation outside the bold (**…**。), and write a space before "
-             "an opening ** that follows CJK text and precedes code or punctuation (是 **`x`**。)")
-
-
-def faults(text: str, cjk: bool, titles: Titles, rule: ReferenceRule | None = None,
+def faults(text: str, cjk: bool, titles: Titles, rule: tuple | None = None,
            terms: dict[str, str] = {}, bare: bool = False) -> list[tuple[int, str]]:  # noqa: B006
     """(line, message) of each bold that does not parse, each title shown inside a sentence
     without ``rule``, (``bare``) each reference but an exercise's alone in （）, and in zh-CN
@@ -254,7 +233,7 @@ def faults(text: str, cjk: bool, titles: Titles, rule: ReferenceRule | None = No
     of ``terms``."""
     found = line_breaks(text) if cjk else []
     for paragraph in prose_paragraphs(text):
-        tokens = _tokens(paragraph.text)
+        tokens = _parser().parseInline(paragraph.text)[0].children or []
         found += _bold(paragraph, tokens, cjk)
         if cjk:
             found += _spacing(paragraph, tokens, titles) + _emphasis(paragraph, tokens, terms)
@@ -273,7 +252,11 @@ def _bold(paragraph, tokens: list, cjk: bool) -> list[tuple[int, str]]:
             found.append((paragraph.line_at(start),
                           f"\"{source[start:end]}\" stays literal: the bold does not parse "
                           f"(…{source[max(0, start - 8):end + 8]}…): "
-                          + (_CJK_BOLD if cjk else _BOLD)))
+                          + ("keep full-width punctuation outside the bold (**…**。), and "
+                             "write a space before an opening ** that follows CJK text and "
+                             "precedes code or punctuation (是 **`x`**。)" if cjk else
+                             "its ** must touch the text it makes bold (**like this**), not "
+                             "a space")))
     for token in tokens if cjk else []:
         if token.type == "strong_close":
             start, end = token.meta["span"]
@@ -286,12 +269,6 @@ def _bold(paragraph, tokens: list, cjk: bool) -> list[tuple[int, str]]:
     return found
 
 
-_DEFINED = ("a defined term is bold, with its English gloss at its first use "
-            "(**{term}**（{en}）); dots are for true emphasis only")
-_DOTS_OVER_LATIN = ("emphasis dots would stand over Latin letters or digits: emphasise the "
-                    "CJK words only, or use bold or quotation marks")
-
-
 def _emphasis(paragraph, tokens: list, terms: dict[str, str]) -> list[tuple[int, str]]:
     found, inside, start = [], None, 0
     for token in tokens:
@@ -302,10 +279,13 @@ def _emphasis(paragraph, tokens: list, terms: dict[str, str]) -> list[tuple[int,
             if not has_cjk(shown):
                 continue  # an English title or a menu path: it stays italic
             if shown in terms:
-                found.append((paragraph.line_at(start), f"*{shown}*: " + _DEFINED.format(
-                    term=shown, en=terms[shown])))
+                found.append((paragraph.line_at(start), f"*{shown}*: a defined term is bold, "
+                              f"with its English gloss at its first use (**{shown}**"
+                              f"（{terms[shown]}）); dots are for true emphasis only"))
             elif LATIN.search(shown):
-                found.append((paragraph.line_at(start), f"*{shown}*: " + _DOTS_OVER_LATIN))
+                found.append((paragraph.line_at(start), f"*{shown}*: emphasis dots would stand "
+                              "over Latin letters or digits: emphasise the CJK words only, or "
+                              "use bold or quotation marks"))
         elif inside is not None:
             inside += token.content if token.type in ("text", "code_inline") else "x"
     return found
@@ -360,11 +340,8 @@ def _spacing(paragraph, tokens: list, titles: Titles) -> list[tuple[int, str]]:
         if not shown:
             continue
         # Look through emphasis markers around it: **[text](url)** meets its neighbour.
-        left, right = start, end
-        while left > 0 and source[left - 1] in "*_":
-            left -= 1
-        while right < len(source) and source[right] in "*_":
-            right += 1
+        left = len(source[:start].rstrip("*_"))
+        right = len(source) - len(source[end:].lstrip("*_"))
         before, after = source[:left].rstrip(), source[right:].lstrip()
         for a, b, gap in ((before[-1:], shown[0], range(len(before), left)),
                           (shown[-1], after[:1], range(right, len(source) - len(after)))):
@@ -385,29 +362,16 @@ def _spacing(paragraph, tokens: list, titles: Titles) -> list[tuple[int, str]]:
 
 # --- cross-references that read as sentences ---
 
-@dataclass(frozen=True)
-class ReferenceRule:
-    """How an edition marks a title shown inside a sentence ("详见{ref}`x`" reads "see your
-    hardware"): quoted, followed by ``after[kind]`` or after a word of ``before[kind]``."""
-    opening: str = ""
-    closing: str = ""
-    after: dict = field(default_factory=dict)
-    before: dict = field(default_factory=dict)
-    quotes_optional: bool = False  # pt-BR: “…” may stand around the title, or not
-    how: str = ""                  # what to write, for the message
-
-
+# How an edition marks a title shown inside a sentence ("详见{ref}`x`" reads "see your
+# hardware"): per kind, a pattern of the text around the reference (written \0); what to write.
 REFERENCE_RULES = {
-    "zh-CN": ReferenceRule(
-        "“", "”", after={"section": ("一节",), "chapter": ("一章",)},
-        how="“{ref}`…`”一节 for a section, “{doc}`…`”一章 for a chapter"),
-    "ja": ReferenceRule(
-        "「", "」", after={"section": ("の節", "を参照"), "chapter": ("の章", "を参照")},
-        how="「{ref}`…`」の節 for a section, 「{doc}`…`」の章 for a chapter, or 「…」を参照"),
-    "pt-BR": ReferenceRule(
-        "“", "”", before={"section": ("seção", "seções"), "chapter": ("capítulo", "capítulos")},
-        quotes_optional=True,
-        how="name it: a seção {ref}`…`, o capítulo {doc}`…` (na seção, do capítulo, …)"),
+    "zh-CN": ({"section": r"“\0”一节", "chapter": r"“\0”一章"},
+              "“{ref}`…`”一节 for a section, “{doc}`…`”一章 for a chapter"),
+    "ja": ({"section": r"「\0」(?:の節|を参照)", "chapter": r"「\0」(?:の章|を参照)"},
+           "「{ref}`…`」の節 for a section, 「{doc}`…`」の章 for a chapter, or 「…」を参照"),
+    "pt-BR": ({"section": r"\b(?i:seção|seções)\W*[ \u00a0](?:“\0”|\0)",
+               "chapter": r"\b(?i:capítulos?)\W*[ \u00a0](?:“\0”|\0)"},
+              "name it: a seção {ref}`…`, o capítulo {doc}`…` (na seção, do capítulo, …)"),
 }
 _POINTER_BEFORE = ("(", "（", ",", "，", "、", ";", "；")
 _LIST_HEAD = re.compile(r"(?:[-*+]|\d+[.)])?")
@@ -417,16 +381,12 @@ def _a_title_in_a_sentence(before: str, after: str) -> bool:
     """Whether a reference reads as part of a sentence: not alone in parentheses, not a list
     item's head ("- {doc}`…`：…"), not what a colon introduces at the end."""
     before, after = before.rstrip(), after.lstrip()
-    if after.startswith((")", "）")) and before.endswith(_POINTER_BEFORE):
-        return False
-    if _LIST_HEAD.fullmatch(before) and after.startswith((":", "：", "—")):
-        return False
-    if before.endswith((":", "：")) and after[:1] in ("", ".", "。"):
-        return False
-    return True
+    return not (after.startswith((")", "）")) and before.endswith(_POINTER_BEFORE)
+                or _LIST_HEAD.fullmatch(before) and after.startswith((":", "：", "—"))
+                or before.endswith((":", "：")) and after[:1] in ("", ".", "。"))
 
 
-def _references(paragraph, tokens: list, titles: Titles, rule: ReferenceRule | None,
+def _references(paragraph, tokens: list, titles: Titles, rule: tuple | None,
                 bare: bool) -> list[tuple[int, str]]:
     """Each role showing a chapter's or section's title (not an exercise's "练习 N", nor the
     translator's own words) inside a sentence without ``rule``; (bare) each alone in （）."""
@@ -445,27 +405,10 @@ def _references(paragraph, tokens: list, titles: Titles, rule: ReferenceRule | N
         if not rule or kind not in ("chapter", "section") or not title or not shown \
                 or not title.startswith(shown):
             continue
-        if _a_title_in_a_sentence(before, after) and not _follows(rule, kind, before, after):
+        if _a_title_in_a_sentence(before, after) \
+                and not re.search(rule[0][kind], f"{before}\0{after}"):
             found.append((paragraph.line_at(start),
                           f"{source[start:end]} shows the {kind} title \"{_short(shown)}\", "
-                          f"which reads as words of the sentence: write {rule.how} (a pointer "
+                          f"which reads as words of the sentence: write {rule[1]} (a pointer "
                           "alone in parentheses may stay bare)"))
     return found
-
-
-def _follows(rule: ReferenceRule, kind: str, before: str, after: str) -> bool:
-    """Whether the text around a reference to a ``kind`` follows ``rule``."""
-    quoted = bool(rule.opening) and before.endswith(rule.opening) \
-        and after.startswith(rule.closing)
-    if quoted:
-        before, after = before[:-len(rule.opening)], after[len(rule.closing):]
-    elif rule.opening and not rule.quotes_optional:
-        return False
-    if rule.after and not after.startswith(rule.after.get(kind, ())):
-        return False
-    if rule.before:
-        words = re.findall(r"\w+", before[-20:])
-        if not words or words[-1].lower() not in rule.before.get(kind, ()) \
-                or not before.endswith((" ", "\u00a0")):
-            return False
-    return True

@@ -1,21 +1,14 @@
 """The book's editions on every page, each in its own language.
 
-``<html lang>`` as BCP 47 writes it; ``hreflang`` links, absolute under ``html.baseurl`` (an
-edition's own ``html_baseurl`` ends in ``<code>/``); a switcher; a banner on a translation
-whose English changed since; in a translation a solution's title in its words, the class
-``latin`` on emphasis without CJK (book.css keeps it italic), and in CJK 练习 1（title）.
-The footer is the edition's ``ui.footer`` around _config.yml's three links (a fork edits
-them there; ``python -m booktools.repo check`` names the rest).
-
-Sphinx and the themes translate with their catalogues (booktools.i18n.stage sets
-``language``); the edition's ``interface`` words in i18n/languages.yml come first (gettext),
-in the templates of ``templates/`` (theme markup that writes English without ``_()``) and in
-the site's copies of sphinx-copybutton's, sphinx-togglebutton's and Sphinx's search scripts.
-Sphinx indexes Chinese with jieba and Japanese with TinySegmenter but splits a query only at
-spaces (sphinx-doc/sphinx#13395): a CJK edition splits each term the index does not hold
-into the longest terms it does (``SPLITTER``; not sphinx-tsegsearch, which splits Japanese
-only, as TinySegmenter splits a query, not as it split the text). Search snippets leave out
-what is not the page's text (``SKIPPED_TOO``).
+``<html lang>`` (BCP 47), absolute ``hreflang`` links under ``html.baseurl``, a switcher, a
+banner on a translation whose English changed since, the footer (``ui.footer`` around
+_config.yml's three links); in a translation a solution's title, the class ``latin`` on
+emphasis without CJK, and in CJK 练习 1（title）. The edition's ``interface`` words
+(i18n/languages.yml) come before the catalogues of Sphinx and the themes, in ``templates/``
+and in the site's copies of the copybutton, togglebutton and search scripts. Sphinx splits a
+query only at spaces (sphinx-doc/sphinx#13395): a CJK edition splits a term its index does
+not hold into the longest ones it does (``SPLITTER``; sphinx-tsegsearch splits only Japanese,
+and not as the index was). Search snippets leave out what is not the page's text.
 """
 from __future__ import annotations
 
@@ -38,22 +31,15 @@ __all__ = ["Words", "TEMPLATES", "footer", "LATIN_EMPHASIS", "SEARCH_MESSAGES", 
 
 LATIN_EMPHASIS = "latin"  # the class book.css exempts from CJK emphasis
 TEMPLATES = Path(__file__).with_name("templates")
-CATALOGUES = ("sphinx", "booktheme")  # Sphinx's and its themes'; sphinx-book-theme's
-COPYBUTTON = "copybutton.js"
 COPY_MESSAGES = {"copy": "Copy", "copy_to_clipboard": "Copy to clipboard",
                  "copy_success": "Copied!", "copy_failure": "Failed to copy"}
 COPY_LOCALE = "\nlet locale = 'en'"  # where copybutton.js picks its table
-TOGGLEBUTTON = "togglebutton.js"
-TOGGLE_LABEL = 'aria-label="Toggle hidden content"'
 LINK = re.compile(r"<a\b[^>]*>.*?</a>", re.S)
-SEARCH = "searchtools.js"
 SEARCH_MESSAGES = (
     "Your search did not match any documents. Please make sure that all words are spelled "
     "correctly and that you've selected enough categories.",
     "Search finished, found ${resultCount} page(s) matching the search query.",
-    "Preparing search...",
-    "Searching",
-    "Search Results",
+    "Preparing search...", "Searching", "Search Results",
 )
 SKIPPED = '[".headerlink", "script", "style"]'
 SKIPPED_TOO = ('[".headerlink", "script", "style", ".onlyprint", "details.hide > summary", '
@@ -102,8 +88,7 @@ class Words(gettext.NullTranslations):
     def __init__(self, words: dict, fallback: gettext.NullTranslations | None):
         super().__init__()
         self.words = dict(words)
-        if fallback is not None:
-            self.add_fallback(fallback)
+        self.add_fallback(fallback)  # None: none
 
     def gettext(self, message: str) -> str:
         return self.words.get(message) or super().gettext(message)
@@ -119,7 +104,7 @@ def put_words_first(app: Sphinx, config: Config) -> None:
     words = _edition(app).interface
     if not words:
         return
-    for catalogue in CATALOGUES:
+    for catalogue in ("sphinx", "booktheme"):  # Sphinx's and sphinx-book-theme's
         key = ("general", catalogue)
         locale.translators[key] = Words(words, locale.translators.get(key))
     app.translator = locale.translators["general", "sphinx"]
@@ -140,14 +125,6 @@ def footer(template: str, english: str) -> str:
     return f"<p>{template.format(text=links[0], code=links[1], cite=links[2])}</p>\n"
 
 
-def translate_footer(app: Sphinx, pagename: str, templatename: str, context: dict,
-                     doctree) -> None:
-    lang = _edition(app)
-    english = context.get("theme_extra_footer")
-    if not lang.english and english:
-        context["theme_extra_footer"] = footer(lang.ui["footer"], english)
-
-
 def _patch(path: Path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
     if old not in text:
@@ -163,38 +140,23 @@ def translate_scripts(app: Sphinx, exception: Exception | None) -> None:
         return
     lang, static = _edition(app), Path(app.outdir) / "_static"
     words = lang.interface
+    copybutton, togglebutton, search = (static / name for name in
+                                        ("copybutton.js", "togglebutton.js", "searchtools.js"))
     copy = {key: words[message] for key, message in COPY_MESSAGES.items() if message in words}
-    if copy and (static / COPYBUTTON).is_file():
+    if copy and copybutton.is_file():
         table = json.dumps({**COPY_MESSAGES, **copy}, ensure_ascii=False)
-        _patch(static / COPYBUTTON, COPY_LOCALE,
+        _patch(copybutton, COPY_LOCALE,
                f"\nmessages[{json.dumps(lang.code)}] = {table};{COPY_LOCALE}")
     label = words.get("Toggle hidden content")
-    if label and (static / TOGGLEBUTTON).is_file():
-        _patch(static / TOGGLEBUTTON, TOGGLE_LABEL, f'aria-label="{html.escape(label)}"')
-    search = static / SEARCH
+    if label and togglebutton.is_file():
+        _patch(togglebutton, 'aria-label="Toggle hidden content"',
+               f'aria-label="{html.escape(label)}"')
     if search.is_file() and MARK not in search.read_text(encoding="utf-8"):
         _patch(search, SKIPPED, SKIPPED_TOO)
         for message in SEARCH_MESSAGES:
             if message in words:
                 _patch(search, json.dumps(message), json.dumps(words[message], ensure_ascii=False))
         _patch(search, SPLIT_AT, (SPLITTER if lang.cjk else MARK + "\n") + SPLIT_AT)
-
-
-def _switcher(lang: i18n.Language, links: list) -> str:
-    items = []
-    for edition, url in links:
-        current = ' aria-current="page"' if edition.code == lang.code else ""
-        items.append(f'<li><a href="{html.escape(url)}" hreflang="{edition.code}" '
-                     f'lang="{edition.code}"{current}>{html.escape(edition.name)}</a></li>')
-    label = html.escape(lang.ui["switcher"])
-    return (f'<nav class="language-switcher" aria-label="{label}">'
-            f'<ul>{"".join(items)}</ul></nav>\n')
-
-
-def _banner(lang: i18n.Language, english_url: str) -> str:
-    return (f'<div class="admonition warning translation-lag" role="note"><p>'
-            f'{html.escape(lang.ui["lag"])} <a href="{html.escape(english_url)}" '
-            f'hreflang="en" lang="en">{html.escape(lang.ui["lag_link"])}</a></p></div>\n')
 
 
 def site_addresses(app: Sphinx, config) -> None:
@@ -209,10 +171,20 @@ def site_addresses(app: Sphinx, config) -> None:
     config.html_baseurl = root if lang.english else f"{root}{lang.code}/"
 
 
+# Sphinx writes a number as "<span class="caption-number">练习 1 </span>": its space
+# then stood before the "（" of translate_titles_and_emphasis.
+NUMBER_BEFORE_PARENTHESIS = re.compile(r'(<span class="caption-number">[^<]*?) </span>（')
+
+
 def add_editions(app: Sphinx, pagename: str, templatename: str, context: dict,
                  doctree) -> None:
+    """<html lang>, the edition's footer, hreflang links, the switcher and the lag banner."""
     lang = _edition(app)
     context["language"] = lang.code  # <html lang="zh-CN">
+    if not lang.english and context.get("theme_extra_footer"):
+        context["theme_extra_footer"] = footer(lang.ui["footer"], context["theme_extra_footer"])
+    if "body" in context and lang.cjk:
+        context["body"] = NUMBER_BEFORE_PARENTHESIS.sub(r"\1</span>（", context["body"])
     editions = i18n.alternates(pagename)
     if not editions or "body" not in context:
         return
@@ -225,9 +197,15 @@ def add_editions(app: Sphinx, pagename: str, templatename: str, context: dict,
         f'href="{html.escape(root + i18n.site_path(e.code, pagename))}">' for e in editions) + \
         f'\n<link rel="alternate" hreflang="x-default" ' \
         f'href="{html.escape(root + i18n.site_path("en", pagename))}">'
-    top = _switcher(lang, links) if len(links) > 1 else ""
+    items = "".join(f'<li><a href="{html.escape(url)}" hreflang="{e.code}" lang="{e.code}"'
+                    + (' aria-current="page"' if e.code == lang.code else "")
+                    + f'>{html.escape(e.name)}</a></li>' for e, url in links)
+    top = (f'<nav class="language-switcher" aria-label="{html.escape(lang.ui["switcher"])}">'
+           f'<ul>{items}</ul></nav>\n') if len(links) > 1 else ""
     if not lang.english and i18n.lags(lang.code, pagename.removeprefix("chapters/")):
-        top += _banner(lang, english_url)
+        top += (f'<div class="admonition warning translation-lag" role="note"><p>'
+                f'{html.escape(lang.ui["lag"])} <a href="{html.escape(english_url)}" '
+                f'hreflang="en" lang="en">{html.escape(lang.ui["lag_link"])}</a></p></div>\n')
     context["body"] = top + context["body"]
 
 
@@ -253,25 +231,12 @@ def translate_titles_and_emphasis(app: Sphinx, doctree, docname: str) -> None:
                 title.replace(texts[-1], nodes.Text("）"))
 
 
-# Sphinx writes a number as "<span class="caption-number">练习 1 </span>": its space
-# then stood before the "（" of translate_titles_and_emphasis.
-NUMBER_BEFORE_PARENTHESIS = re.compile(r'(<span class="caption-number">[^<]*?) </span>（')
-
-
-def no_space_before_full_width_parenthesis(app: Sphinx, pagename: str, templatename: str,
-                                           context: dict, doctree) -> None:
-    if "body" in context and _edition(app).cjk:
-        context["body"] = NUMBER_BEFORE_PARENTHESIS.sub(r"\1</span>（", context["body"])
-
-
 def setup(app: Sphinx) -> dict:
     app.add_config_value("book_site_root", "", "html")
     # Before Sphinx's own handler (priority 800) that reads figure numbers' words.
     app.connect("config-inited", put_words_first, priority=400)
     app.connect("config-inited", site_addresses)
     app.connect("html-page-context", add_editions)
-    app.connect("html-page-context", translate_footer)
-    app.connect("html-page-context", no_space_before_full_width_parenthesis)
     app.connect("doctree-resolved", translate_titles_and_emphasis)
     app.connect("build-finished", translate_scripts)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
