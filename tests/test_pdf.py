@@ -31,7 +31,12 @@ def readers(built_site) -> dict[str, pypdf.PdfReader]:
 def page_texts(readers):
     """Each edition's pages as text, extracted once (pypdf takes seconds a PDF)."""
     cache = {}
-    return lambda code: cache.setdefault(code, [p.extract_text() for p in readers[code].pages])
+
+    def texts(code: str) -> list[str]:
+        if code not in cache:  # not setdefault: its default would be extracted every call
+            cache[code] = [p.extract_text() for p in readers[code].pages]
+        return cache[code]
+    return texts
 
 
 def _slug(page: str) -> str:
