@@ -423,3 +423,8 @@ def test_an_unclosed_fence_in_a_translation_is_named_by_its_line(book):
     path.write_text(text[:last + 1] + text[last + 5:], encoding="utf-8")
     with pytest.raises(ValueError, match=rf"^{path}:\d+: this fence \(```.* is never closed"):
         i18n.structure_problems("zh-CN", "devices", chapters, root)
+
+
+def test_checking_knows_the_plots_data_key_without_importing_matplotlib():
+    from d2lgpu.plots import PLOT_DATA
+    assert i18n.PLOT_DATA == PLOT_DATA

@@ -280,7 +280,8 @@ def structure_problems(code: str, chapter: str, chapters: Path = CHAPTERS,
         return problems
     if not ipynb.is_file():
         return [f"{where}: no notebook (python -m booktools.i18n sync {code})"]
-    if read_text(ipynb) != _notebook_text(code, chapter, chapters, i18n):
+    stored = read_text(ipynb)
+    if stored != _notebook_text(code, chapter, chapters, i18n, nbformat.reads(stored, 4)):
         return [f"{_shown(ipynb, i18n)}: out of step with its .md or the English notebook "
                 f"(python -m booktools.i18n sync {code})"]
     return []
@@ -441,8 +442,9 @@ def reflow(code: str, names: list[str] | None = None, chapters: Path = CHAPTERS,
 
 # --- the notebooks ---
 
-def _notebook_text(code: str, chapter: str, chapters: Path, i18n: Path) -> str:
-    """The translated notebook: its .md's cells, with the English notebook's outputs."""
+def _notebook_text(code: str, chapter: str, chapters: Path, i18n: Path, stored=None) -> str:
+    """The translated notebook: its .md's cells, with the English notebook's outputs (the
+    figures drawn in its language, or, given the stored notebook, its figures kept)."""
     path = source(code, chapter, i18n)
     english = _read(chapters / f"{chapter}.ipynb")
     problems = _code_problems(english, path, i18n, code)
@@ -456,7 +458,10 @@ def _notebook_text(code: str, chapter: str, chapters: Path, i18n: Path) -> str:
             done.source = cell.source  # the same program, its comments translated
             if "mystnb" in cell.metadata:
                 done.metadata["mystnb"] = copy.deepcopy(cell.metadata["mystnb"])
-            done.outputs = drawn_in(code, done)
+            if stored is None:
+                done.outputs = drawn_in(code, done)
+            elif len(stored.cells) > len(built.cells):
+                done.outputs = _images_of(done, stored.cells[len(built.cells)])
         else:
             done = (nbformat.v4.new_markdown_cell if cell.cell_type == "markdown"
                     else nbformat.v4.new_raw_cell)(cell.source, metadata=copy.deepcopy(cell.metadata))
@@ -466,6 +471,21 @@ def _notebook_text(code: str, chapter: str, chapters: Path, i18n: Path) -> str:
     return nbformat.writes(built) + "\n"
 
 
+def _images_of(cell, stored) -> list:
+    """The cell's outputs with the PNGs the stored cell holds in the same places (checking
+    a notebook: sync draws them, which takes seconds)."""
+    outputs, kept = copy.deepcopy(cell.outputs), stored.get("outputs", [])
+    figure = FIGURE_CODE.search(cell.source)
+    for output, old in zip(outputs, kept):
+        if ((figure or PLOT_DATA in output.get("metadata", {}))
+                and "image/png" in output.get("data", {}) and "image/png" in old.get("data", {})):
+            output["data"]["image/png"] = old["data"]["image/png"]
+            output["metadata"]["image/png"] = old.get("metadata", {}).get("image/png")
+    return outputs
+
+
+# d2lgpu.plots.PLOT_DATA, named here so that checking imports no matplotlib.
+PLOT_DATA = "d2lgpu/plot"
 # A cell that draws a d2lgpu.figures figure, whose words are in the language that
 # $D2LGPU_LANGUAGE names: each edition stores it drawn in its own.
 FIGURE_CODE = re.compile(r"^\s*from d2lgpu\.figures import |\bd2lgpu\.figures\.", re.M)
@@ -481,7 +501,7 @@ def drawn_in(code: str, cell) -> list:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from d2lgpu.figures import LANGUAGE_VARIABLE
-    from d2lgpu.plots import PLOT_DATA, redraw
+    from d2lgpu.plots import redraw
     from IPython.core.pylabtools import retina_figure
 
     outputs = copy.deepcopy(cell.outputs)
