@@ -2,10 +2,9 @@
 
     python -m booktools.site [--build DIR]
 
-One ``jupyter-book build -W -n --keep-going`` per edition, in DIR/i18n/<code>/ (its log
-beside it): English's first, the translations once the checks (CHECKS) run beside it have
-passed; incremental unless the last build did not finish or ``work_key`` changed;
-DIR/.html.new, with the PDFs, then replaces DIR/html whole.
+The checks first (CHECKS), then one ``jupyter-book build -W -n --keep-going`` per edition, all
+at once, in DIR/i18n/<code>/ (its log beside it), incremental unless the last build did not
+finish or ``work_key`` changed; DIR/.html.new, with the PDFs, then replaces DIR/html whole.
 DIR/.lock: one build at a time. Exit status 1 when a check or a build failed.
 """
 from __future__ import annotations
@@ -156,13 +155,13 @@ def _stop(signum, frame) -> None:
 
 def _editions(work: Path) -> int:
     """Build every edition into work/<code>/_build/html; 0 when the checks and all passed."""
+    problems = _checks()
+    if problems:
+        print(*problems, sep="\n", file=sys.stderr)
+        return 1
     builds: dict[str, subprocess.Popen] = {}
     try:
         builds["en"] = _start("en", work / "en", work / "en.log")
-        problems = _checks()  # while English builds: its time is the build's longest
-        if problems:
-            print(*problems, sep="\n", file=sys.stderr)
-            return 1
         for lang in i18n.translations():
             src = i18n.stage(lang.code, work)
             builds[lang.code] = _start(lang.code, src.parent, work / f"{lang.code}.log", src)
