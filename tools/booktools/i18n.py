@@ -21,14 +21,12 @@ import copy
 import dataclasses
 import gettext
 import hashlib
-import io
 import json
 import os
 import posixpath
 import re
 import sys
 import tempfile
-import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -41,7 +39,7 @@ from booktools import files, glossary, notebooks, typography
 from booktools.book import book_config, toc_pages
 from booktools.files import read_text
 from booktools.gpu_figures import find_figures, prose_paragraphs
-from booktools.runs import as_python, code_cells, same_program
+from booktools.runs import as_python, code_cells, comments, same_program
 
 __all__ = ["Language", "languages", "language", "for_sphinx", "translations", "english_chapters",
            "source", "notebook", "lags", "stamp", "structure_problems", "glossary_file",
@@ -378,11 +376,10 @@ def comment_faults(code: str, text: str) -> list[tuple[int, str]]:
     cjk, found = language(code).cjk, []
     for block in CODE_BLOCK.finditer(text):
         body = as_python(block.group(0).split("\n", 1)[1].rsplit("\n", 1)[0])
-        try:
-            said = [(t.start[0], "comment", t.string) for t in
-                    tokenize.generate_tokens(io.StringIO(body).readline) if t.type == tokenize.COMMENT]
-        except (tokenize.TokenError, SyntaxError):
+        tokens = comments(body)
+        if tokens is None:
             continue
+        said = [(t.start[0], "comment", t.string) for t in tokens]
         try:
             said += [(n.body[0].lineno, "docstring", ast.get_docstring(n)) for n in ast.walk(ast.parse(body))
                      if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))

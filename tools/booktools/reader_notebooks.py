@@ -132,7 +132,7 @@ class _Renderer:
         self.words = _words(code)
         self.found = targets(code)
         self.exercises = 0
-        self.cjk = code.split("-")[0] in ("zh", "ja")
+        self.cjk = i18n.language(code).cjk
 
     def link(self, match: re.Match, where: str) -> str:
         """A {ref}, {doc} or {numref} as a link to its target's page in this edition."""

@@ -18,6 +18,7 @@ import copy
 import datetime as _dt
 import difflib
 import functools
+import io
 import json
 import os
 import platform
@@ -26,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import time
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +37,7 @@ from booktools.kernels import Stopped, execute
 __all__ = ["Match", "Run", "NbvalComparison", "read_run", "read_notebook", "runs", "check_run",
            "named_cells", "name_problems", "cell_status", "cell_name", "is_hardware",
            "untagged_errors", "package_changes", "strip_volatile", "code_cells", "ARTIFACTS",
-           "same_program", "as_python", "notebook_at", "earlier_change", "git",
+           "same_program", "as_python", "comments", "notebook_at", "earlier_change", "git",
            "hardware_statuses", "STALE_WHY"]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/runs.py in a checkout
@@ -92,6 +94,16 @@ def as_python(source: str) -> str:
     except ImportError:
         return source
     return TransformerManager().transform_cell(source)
+
+
+def comments(source: str) -> list[tokenize.TokenInfo] | None:
+    """The source's comment tokens (a "#" in a string is none), or None where Python's
+    tokenizer cannot read it."""
+    try:
+        return [t for t in tokenize.generate_tokens(io.StringIO(source).readline)
+                if t.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):
+        return None
 
 
 def code_cells(nb) -> list:

@@ -13,10 +13,8 @@ from __future__ import annotations
 import copy
 import difflib
 import hashlib
-import io
 import os
 import re
-import tokenize
 from base64 import b64decode
 from datetime import date
 from pathlib import Path
@@ -211,14 +209,12 @@ class RecordedRunsTransform(SphinxTransform):
 
 def _code(source: str) -> list[str] | None:
     """Each line without its comment (a comment's own line: "#"); None if it won't tokenize."""
-    lines = source.splitlines()
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type == tokenize.COMMENT:
-                row, column = token.start
-                lines[row - 1] = lines[row - 1][:column].rstrip() or "#"  # a comment's line
-    except (tokenize.TokenError, SyntaxError):
+    found, lines = runs.comments(source), source.splitlines()
+    if found is None:
         return None
+    for token in found:
+        row, column = token.start
+        lines[row - 1] = lines[row - 1][:column].rstrip() or "#"  # a comment's line
     return lines
 
 
