@@ -141,11 +141,12 @@ COMPOSE = r"""async ({pages, parts, title, author, contents, units}) => {
     }
     book.append(chapter);
   });
-  // A number and its unit on one line, in the text (code shows what a program prints).
+  // A number and its unit on one line, in the text and in outputs (not in code).
   const unit = new RegExp(`(\\d)[ \\u2009](?=(?:${units})(?![\\p{L}\\p{N}]))`, 'gu');
+  const code = 'pre:not(.cell_output pre, .recorded-output pre), code:not(pre code), kbd, ' +
+    '.math, mjx-container, script, style';
   const walker = document.createTreeWalker(book, NodeFilter.SHOW_TEXT, {acceptNode: node =>
-    node.parentElement.closest('pre, code, kbd, .math, mjx-container, script, style') ?
-      NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+    node.parentElement.closest(code) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {
     node.data = node.data.replace(unit, '$1\u00a0');
   }
