@@ -852,16 +852,6 @@ def test_chapters_run_in_a_kernel_of_this_interpreter():
     assert spec.argv[:3] == [sys.executable, "-m", "ipykernel_launcher"]
 
 
-def test_record_pins_are_the_tools_dependencies_at_requirements_versions(tmp_path):
-    pins = runs.record_pins()
-    assert [p.split("==")[0] for p in pins] == ["nbformat", "nbclient", "ipykernel", "nbval"]
-    requirements = (ROOT / "requirements.txt").read_text().splitlines()
-    assert all(pin in requirements for pin in pins)
-    (tmp_path / "requirements.txt").write_text("nbformat==5\n")
-    with pytest.raises(SystemExit, match="pins no version of nbclient, ipykernel, nbval"):
-        runs.record_pins(tmp_path / "requirements.txt")
-
-
 def test_each_chapter_kernel_has_fresh_caches_and_is_shut_down_when_done(tmp_path, monkeypatch):
     # A kernel left running would hold its GPU memory while the next chapter runs;
     # one reading the machine's IPython or matplotlib settings could print otherwise.

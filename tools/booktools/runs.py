@@ -1,7 +1,6 @@
 """Recorded runs of the chapters on real GPUs, runs/<machine>/ (its format: runbooks/recording.md).
 
     python -m booktools.runs record MACHINE [--label L] [--chapter NAME ...] [--replace] [--if-stale]
-    python -m booktools.runs pins       what recording needs besides torch, pinned
     python -m booktools.runs stale [MACHINE]   what a new recording would change (default: each)
     python -m booktools.runs verify PATH [--base REF]   a reader's recording (booktools.contributed)
     python -m booktools.runs verify --base REF [--report FILE]   each one changed since REF
@@ -523,24 +522,6 @@ def _same_module(root: Path, commit: str, name: str) -> bool:
         same_program(sources[0].stdout, sources[1].stdout)
 
 
-def record_pins(requirements: Path = ROOT / "requirements.txt",
-                tools: Path = ROOT / "tools" / "pyproject.toml") -> list[str]:
-    """booktools' dependencies and ``check`` extra at requirements.txt's pins (besides torch)."""
-    import tomllib
-    project = tomllib.loads(tools.read_text(encoding="utf-8"))["project"]
-    wanted = [*project["dependencies"], *project["optional-dependencies"]["check"]]
-    names = [re.match(r"[A-Za-z0-9_.-]+", w).group(0).lower() for w in wanted]
-    pinned = {}
-    for line in requirements.read_text(encoding="utf-8").splitlines():
-        found = re.match(r"([A-Za-z0-9_.-]+)==(\S+)", line.strip())
-        if found:
-            pinned[found.group(1).lower()] = found.group(2)
-    missing = [n for n in names if n not in pinned]
-    if missing:
-        raise SystemExit(f"runs: {requirements} pins no version of {', '.join(missing)}")
-    return [f"{n}=={pinned[n]}" for n in names]
-
-
 def write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS,
               artifacts: dict | None = None) -> Path:
     """Write root/<machine>/ in root/.<machine>.new/, swapped in only once complete."""
@@ -762,7 +743,6 @@ def main(argv: list[str] | None = None) -> int:
                      help="overwrite a recording made on other GPUs (or of unknown origin)")
     rec.add_argument("--if-stale", action="store_true",
                      help="record only where `runs stale MACHINE` names something")
-    sub.add_parser("pins", help="what recording needs besides torch, pinned, one a line")
     stale = sub.add_parser("stale", help="hardware cells without a current recording")
     stale.add_argument("machine", nargs="?", type=_machine, help="default: each under runs/")
     check = sub.add_parser("verify", help="check a contributed recording (folder or zip)")
@@ -788,9 +768,6 @@ def _run_command(args, parser) -> int:
     if args.command == "record":
         return record(args.machine, args.label, args.only, replace=args.replace,
                       if_stale=args.if_stale)
-    if args.command == "pins":
-        print("\n".join(record_pins()))
-        return 0
     for machine in [args.machine] if args.machine else [r.machine for r in runs()]:
         run, found, changed = _stale(machine)
         for line in found + changed:
