@@ -481,8 +481,7 @@ def _tabs_of(document, run, srcdir, nb, chapter, language="en"):
     nbformat.write(nb, srcdir / "chapters" / f"{chapter}.ipynb")
     app = SimpleNamespace(recorded_runs=[run], recorded_runs_images=str(srcdir / "images"),
                           srcdir=str(srcdir), config=SimpleNamespace(language=language))
-    document.settings.env = SimpleNamespace(app=app, docname=f"chapters/{chapter}",
-                                            note_dependency=lambda path: None)
+    document.settings.env = SimpleNamespace(app=app, docname=f"chapters/{chapter}")
     ext.RecordedRunsTransform(document).apply()
     shown = {}
     for cell in document.findall(nodes.container):
