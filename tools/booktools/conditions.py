@@ -29,19 +29,9 @@ def _number(text: str) -> float | None:
 
 def parse(output: str) -> list[dict]:
     """One dict per GPU line of ``nvidia-smi --query-gpu=QUERY --format=csv,noheader,nounits``."""
-    found = []
-    for line in output.strip().splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) == len(FIELDS):
-            found.append({**dict(zip(FIELDS, map(_number, parts))), "reasons": parts[-1]})
-    return found
-
-
-def _spread(values: list[float]) -> dict | None:
-    values = [v for v in values if v is not None]
-    if not values:
-        return None
-    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
+    lines = [[part.strip() for part in line.split(",")] for line in output.strip().splitlines()]
+    return [{**dict(zip(FIELDS, map(_number, parts))), "reasons": parts[-1]}
+            for parts in lines if len(parts) == len(FIELDS)]
 
 
 def summarise(rows: list[dict], interval: float) -> dict | None:
@@ -51,9 +41,10 @@ def summarise(rows: list[dict], interval: float) -> dict | None:
         mine = [row for row in rows if row["index"] == index]
         gpu = {"index": int(index)}
         for key in FIELDS[1:-1]:
-            spread = _spread([row[key] for row in mine])
-            if spread:
-                gpu[key] = spread
+            values = [row[key] for row in mine if row[key] is not None]
+            if values:
+                gpu[key] = {"min": min(values), "median": statistics.median(values),
+                            "max": max(values)}
         gpu["clock_event_reasons"] = sorted({row["reasons"] for row in mine} - IDLE_REASONS)
         gpus.append(gpu)
     if not gpus:

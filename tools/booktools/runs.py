@@ -550,22 +550,6 @@ def write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS,
     return folder
 
 
-def replacement_problem(folder: Path, gpus: list[str]) -> str | None:
-    """Why a recording on these GPUs must not replace folder's (other GPUs, unknown), or None."""
-    if not folder.is_dir() or not any(folder.iterdir()):
-        return None
-    try:
-        recorded = read_run(folder).meta["gpus"]
-    except ValueError as error:
-        return f"{error}; or pass --replace to overwrite the folder"
-    if not recorded or recorded == gpus:
-        return None
-    here = ", ".join(gpus) if gpus else "no CUDA GPU"
-    return (f"{folder} was recorded on {', '.join(recorded)}, and this machine has {here}; "
-            f"record into another folder (a name for this machine), or pass --replace "
-            f"to overwrite that recording")
-
-
 class ArtifactWatch:
     """nbclient hooks: the files each named hardware cell writes (``found``), what is not kept."""
 
@@ -607,7 +591,6 @@ class ArtifactWatch:
                 kept.append(path)
         if kept:
             self.found[name] = kept
-
 
 
 def _machine_facts() -> dict:
@@ -672,10 +655,17 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
     if unnamed:
         raise SystemExit("record: every hardware cell needs a unique name first:\n  "
                          + "\n  ".join(unnamed))
-    facts = _machine_facts()
-    problem = None if replace else replacement_problem(root / machine, facts["gpus"])
-    if problem:
-        raise SystemExit(f"record: refused: {problem}")
+    facts, folder = _machine_facts(), root / machine
+    if not replace and folder.is_dir() and any(folder.iterdir()):
+        try:
+            recorded = read_run(folder).meta["gpus"]
+        except ValueError as error:
+            raise SystemExit(f"record: refused: {error}; or pass --replace") from None
+        if recorded and recorded != facts["gpus"]:  # another machine's, or a GPU's on a CPU
+            raise SystemExit(f"record: refused: {folder} was recorded on {', '.join(recorded)}, "
+                             f"and this machine has {', '.join(facts['gpus']) or 'no CUDA GPU'}; "
+                             "record into another folder (a name for this machine), or pass "
+                             "--replace to overwrite that recording")
     if not facts["gpus"]:
         print(f"record: warning: torch {facts['torch']} sees no CUDA GPU here; "
               "recording a CPU run", file=sys.stderr)
