@@ -29,7 +29,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-from booktools import conditions, files
+from booktools import files
 from booktools.kernels import Stopped, execute
 
 __all__ = ["Match", "Run", "NbvalComparison", "read_run", "read_notebook", "runs", "check_run",
@@ -670,30 +670,26 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
         print(f"record: warning: torch {facts['torch']} sees no CUDA GPU here; "
               "recording a CPU run", file=sys.stderr)
     notebooks, problems, artifacts = {}, [], {}
-    sampler = conditions.Sampler().start()  # clocks and power, for run.json
-    try:
-        for path in paths:
-            nb = nbformat.read(path, as_version=4)
-            start = time.time()
-            watch = ArtifactWatch(path.parent)
-            try:
-                execute(nb, path.parent, timeout, allow_errors=True,
-                        on_cell_execute=watch.before, on_cell_executed=watch.after)
-            except Stopped as stop:  # Ctrl-C, SIGTERM: the whole run, not one chapter
-                print(f"record: {stop}; nothing stored", file=sys.stderr)
-                return 128 + stop.signum
-            except Exception as err:  # a dead kernel or a timeout: say so, store nothing
-                problems.append(f"{path.name}: {err!r}"[:500])
-            for index, out in untagged_errors(nb):
-                problems.append(f"{path.name} code cell {index}: {out.get('ename')}: "
-                                f"{out.get('evalue', '')[:200]}")
-            for problem in watch.problems:  # the run is kept without these files
-                print(f"record: warning: {path.name} {problem}", file=sys.stderr)
-            artifacts.update({(path.stem, name): found for name, found in watch.found.items()})
-            notebooks[path.stem] = nb
-            print(f"record: {path.name} {time.time() - start:.1f} s", flush=True)
-    finally:
-        sampled = sampler.stop()
+    for path in paths:
+        nb = nbformat.read(path, as_version=4)
+        start = time.time()
+        watch = ArtifactWatch(path.parent)
+        try:
+            execute(nb, path.parent, timeout, allow_errors=True,
+                    on_cell_execute=watch.before, on_cell_executed=watch.after)
+        except Stopped as stop:  # Ctrl-C, SIGTERM: the whole run, not one chapter
+            print(f"record: {stop}; nothing stored", file=sys.stderr)
+            return 128 + stop.signum
+        except Exception as err:  # a dead kernel or a timeout: say so, store nothing
+            problems.append(f"{path.name}: {err!r}"[:500])
+        for index, out in untagged_errors(nb):
+            problems.append(f"{path.name} code cell {index}: {out.get('ename')}: "
+                            f"{out.get('evalue', '')[:200]}")
+        for problem in watch.problems:  # the run is kept without these files
+            print(f"record: warning: {path.name} {problem}", file=sys.stderr)
+        artifacts.update({(path.stem, name): found for name, found in watch.found.items()})
+        notebooks[path.stem] = nb
+        print(f"record: {path.name} {time.time() - start:.1f} s", flush=True)
     if problems:
         print("record: errors outside raises-exception cells; nothing stored:", *problems,
               sep="\n  ", file=sys.stderr)
@@ -702,8 +698,8 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
     if not label:  # None, or "" from a workflow whose label input was left empty
         label = (f"{len(gpus)}x " if len(gpus) > 1 else "") + (gpus[0] if gpus else "CPU")
     meta = {"label": label, **facts, "date": _dt.date.today().isoformat(),
-            "commit": git("rev-parse", "--short", "HEAD").stdout.strip(), "recorded_with": f"scripts/record-run.sh {machine}",
-            **({"conditions": sampled} if sampled else {})}
+            "commit": git("rev-parse", "--short", "HEAD").stdout.strip(),
+            "recorded_with": f"scripts/record-run.sh {machine}"}
     folder = write_run(machine, notebooks, meta, root=root, artifacts=artifacts)
     _github_output(record="true", label=label, commit=meta["commit"])
     kept = sum(map(len, artifacts.values()))
