@@ -94,7 +94,7 @@ def test_stored_outputs_hold_on_the_recorded_machine(chapter, run):
     recorded = run.notebooks.get(chapter.stem)
     if recorded is None:
         pytest.skip(f"{run.machine} has no recording of {chapter.stem}")
-    base = runs.baseline(run, chapter.stem)
+    base = runs.notebook_at(run.meta["commit"], chapter.stem)
     assert base is not None, (f"no chapters/{chapter.name} at the recorded commit "
                               f"{run.meta['commit']} in git (a shallow clone?)")
     nb = nbformat.read(chapter, as_version=4)
@@ -135,7 +135,7 @@ def test_the_recorded_commits_own_notebooks_fail_where_the_recording_differs(run
     their stored output is unchanged: the baseline hides no hardware difference."""
     comparison = NbvalComparison()
     for chapter, recorded in run.notebooks.items():
-        base = runs.baseline(run, chapter)
+        base = runs.notebook_at(run.meta["commit"], chapter)
         assert base is not None, f"no chapters/{chapter}.ipynb at {run.meta['commit']}"
         result = neutrality_failures(base, recorded, comparison, base)
         assert result.changed_source == [] and result.changed_output == [], chapter
@@ -160,7 +160,7 @@ def test_the_h100s_differences_are_found():
     run = next(r for r in RUNS if r.machine == "nvidia-h100")
     found = {}
     for chapter, recorded in run.notebooks.items():
-        base = runs.baseline(run, chapter)
+        base = runs.notebook_at(run.meta["commit"], chapter)
         failures = neutrality_failures(base, recorded, NbvalComparison(), base).failures
         if failures:
             found[chapter] = [i for i, _ in failures]
@@ -939,7 +939,8 @@ def _edited_networks(tmp_path, old, new) -> Path:
     chapters = tmp_path / "chapters"
     chapters.mkdir()
     run = next(r for r in RUNS if r.machine == "nvidia-h100")
-    nb = copy.deepcopy(runs.baseline(run, "networks"))  # baseline's is cached: copy it
+    # notebook_at's is cached: a copy to edit
+    nb = copy.deepcopy(runs.notebook_at(run.meta["commit"], "networks"))
     [cell] = [c for c in runs.code_cells(nb) if old in c.source]
     assert not runs.is_hardware(cell)
     cell.source = cell.source.replace(old, new)

@@ -200,11 +200,6 @@ class Run:
         """The recorded code cell of chapter named ``name``, or None."""
         return named_cells(self.notebooks.get(chapter)).get(name) if name else None
 
-    def pairs(self, chapter: str, chapter_cells: list) -> dict[int, Match]:
-        """pair_cells against this run's recording of chapter ({} without one)."""
-        nb = self.notebooks.get(chapter)
-        return pair_cells(chapter_cells, code_cells(nb)) if nb is not None else {}
-
     def artifacts(self, chapter: str, name: str | None) -> list[Path]:
         """The files the cell named ``name`` wrote on this machine, sorted."""
         folder = self.folder / ARTIFACTS / chapter / name if name else None
@@ -411,11 +406,6 @@ def notebook_at(commit: str, chapter: str, root: Path = ROOT):
     return nbformat.reads(shown.stdout, as_version=4) if shown and not shown.returncode else None
 
 
-def baseline(run: Run, chapter: str):
-    """The build machine's stored notebook of chapter at the run's commit (from git), or None."""
-    return notebook_at(str(run.meta.get("commit", "")), chapter)
-
-
 # What cell_status says of a chapter's code cell against a recording.
 UNRECORDED = "unrecorded"          # no recorded cell pairs with it
 STALE_SOURCE = "source changed"    # its source changed since the recording
@@ -476,12 +466,14 @@ def hardware_statuses(run: Run | None, chapters: Path, comparison: NbvalComparis
     comparison = NbvalComparison() if comparison is None else comparison
     for ipynb in sorted(chapters.glob("*.ipynb")):
         cells = code_cells(read_notebook(ipynb))
-        matches = run.pairs(ipynb.stem, cells) if run is not None else {}
-        recorded_cells = code_cells(run.notebooks[ipynb.stem]) if matches else []
+        recorded = run.notebooks.get(ipynb.stem) if run is not None else None
+        recorded_cells = code_cells(recorded) if recorded is not None else []
+        matches = pair_cells(cells, recorded_cells) if recorded_cells else {}
+        # The build machine's stored notebook at the recorded commit (git), or None.
+        base = notebook_at(str(run.meta.get("commit", "")), ipynb.stem) if matches else None
         for index, cell in enumerate(cells):
             if is_hardware(cell):
-                status, why = cell_status(cell, matches.get(index), recorded_cells,
-                                          baseline(run, ipynb.stem) if matches else None,
+                status, why = cell_status(cell, matches.get(index), recorded_cells, base,
                                           comparison, above=cells[:index])
                 yield ipynb.stem, index, cell, status, why
 
