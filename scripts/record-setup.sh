@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make .venv-record/ beside the machine's CUDA torch ($PYTHON, else python3) and
-# install what recording needs besides torch (python -m booktools.runs pins).
+# install what recording needs besides torch (requirements.txt's lines marked "# recording").
 #   bash scripts/record-setup.sh [--wheels DIR]    # DIR: from scripts/record-wheels.sh, offline
 # RECORD_REHEARSAL=1 skips the GPU checks, to rehearse on a CPU into a scratch folder.
 set -euo pipefail
@@ -43,7 +43,7 @@ if ! "$venv/bin/python" -m pip --version >/dev/null 2>&1; then
   "$venv/bin/python" -m ensurepip --default-pip >/dev/null \
     || { echo "record-setup: $python has no pip to lend the venv, and no ensurepip to make one" >&2; exit 1; }
 fi
-mapfile -t pins < <(PYTHONPATH="$root/tools" "$venv/bin/python" -m booktools.runs pins)
+mapfile -t pins < <(awk '/# recording$/ {print $1}' "$root/requirements.txt")
 [ ${#pins[@]} -gt 0 ] || exit 1
 source=()
 [ -z "$wheels" ] || source=(--no-index --find-links "$wheels")

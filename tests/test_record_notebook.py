@@ -51,7 +51,7 @@ def test_a_rehearsal_packs_a_zip_that_verify_accepts(tmp_path, monkeypatch):
     assert "issues/new?template=recording.yml" in printed
     packed = tmp_path / "cpu-rehearsal.zip"
     with zipfile.ZipFile(packed) as zf:
-        assert sorted(zf.namelist()) == ["manifest.json", "runs/cpu-rehearsal/run.json",
+        assert sorted(zf.namelist()) == ["runs/cpu-rehearsal/run.json",
                                          "runs/cpu-rehearsal/summary.ipynb"]
     # A maintainer's check of the zip alone, in a checkout without the folder.
     shutil.rmtree(book / "runs" / "cpu-rehearsal")

@@ -2,6 +2,7 @@
 scripts/record-run.sh (--if-stale, $GITHUB_OUTPUT) and the jobs' steps."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -161,10 +162,24 @@ def installed_in(python: Path, names: list[str]) -> dict:
                           {"PYTHONPATH": ""}).stdout)
 
 
+def recording_pins() -> list[str]:
+    """requirements.txt's lines marked "# recording", as record-setup.sh reads them."""
+    return [line.split()[0] for line in (ROOT / "requirements.txt").read_text().splitlines()
+            if line.endswith("# recording")]
+
+
+def test_the_recording_pins_are_booktools_dependencies_at_requirements_versions():
+    import tomllib
+    project = tomllib.loads((ROOT / "tools" / "pyproject.toml").read_text())["project"]
+    wanted = [*project["dependencies"], *project["optional-dependencies"]["check"]]
+    names = sorted(re.match(r"[A-Za-z0-9_.-]+", w).group(0).lower() for w in wanted)
+    assert sorted(pin.split("==")[0].lower() for pin in recording_pins()) == names
+
+
 def test_record_setup_installs_the_pins_into_a_venv_that_sees_the_machines_torch(
         gpu_machine, tmp_path):
     book, machine, env = gpu_machine
-    pins = run([PYTHON, "-m", "booktools.runs", "pins"], ROOT).stdout.split()
+    pins = recording_pins()
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     for pin in pins:

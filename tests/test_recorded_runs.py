@@ -94,7 +94,7 @@ def test_stored_outputs_hold_on_the_recorded_machine(chapter, run):
     recorded = run.notebooks.get(chapter.stem)
     if recorded is None:
         pytest.skip(f"{run.machine} has no recording of {chapter.stem}")
-    base = runs.baseline(run, chapter.stem)
+    base = runs.notebook_at(run.meta["commit"], chapter.stem)
     assert base is not None, (f"no chapters/{chapter.name} at the recorded commit "
                               f"{run.meta['commit']} in git (a shallow clone?)")
     nb = nbformat.read(chapter, as_version=4)
@@ -135,7 +135,7 @@ def test_the_recorded_commits_own_notebooks_fail_where_the_recording_differs(run
     their stored output is unchanged: the baseline hides no hardware difference."""
     comparison = NbvalComparison()
     for chapter, recorded in run.notebooks.items():
-        base = runs.baseline(run, chapter)
+        base = runs.notebook_at(run.meta["commit"], chapter)
         assert base is not None, f"no chapters/{chapter}.ipynb at {run.meta['commit']}"
         result = neutrality_failures(base, recorded, comparison, base)
         assert result.changed_source == [] and result.changed_output == [], chapter
@@ -160,35 +160,11 @@ def test_the_h100s_differences_are_found():
     run = next(r for r in RUNS if r.machine == "nvidia-h100")
     found = {}
     for chapter, recorded in run.notebooks.items():
-        base = runs.baseline(run, chapter)
+        base = runs.notebook_at(run.meta["commit"], chapter)
         failures = neutrality_failures(base, recorded, NbvalComparison(), base).failures
         if failures:
             found[chapter] = [i for i, _ in failures]
     assert found == H100_DIFFERENCES
-
-
-def test_hardware_cells_with_a_current_recording():
-    """Report how many `hardware` cells each chapter has and how many are recorded.
-
-    The table is this test's output: `pytest -rP` prints it.
-    """
-    report = runs.hardware_report(recorded=RUNS)
-    assert set(report) == {p.stem for p in CHAPTER_NOTEBOOKS}
-    for chapter, entry in report.items():
-        nb = nbformat.read(ROOT / "chapters" / f"{chapter}.ipynb", as_version=4)
-        cells = runs.code_cells(nb)
-        hardware = [c for c in cells if runs.is_hardware(c)]
-        assert entry["hardware"] == len(hardware), chapter
-        for run in RUNS:
-            counts = entry["machines"][run.machine]
-            assert set(counts) == set(runs.REPORT_KEYS), counts
-            # Every hardware cell whose name the recording holds is counted once.
-            assert sum(counts.values()) == sum(run.cell(chapter, runs.cell_name(c)) is not None
-                                               for c in hardware), (chapter, run.machine)
-    print("hardware cells with a recording per machine (current: source as recorded; "
-          "earlier-version: source changed since; output-changed: stored output "
-          "changed since):")
-    print(runs.format_report(report))
 
 
 def _stream(text, name="stdout"):
@@ -394,14 +370,18 @@ def test_write_run_stores_a_clean_run_and_refuses_an_incomplete_one(tmp_path):
     run = runs.read_run(folder)
     assert runs.check_run(run, tmp_path / "chapters") == []
     assert runs.cell_name(run.notebooks["toy"].cells[0]) == "a"
-    with pytest.raises(SystemExit, match="run.json would lack"):
-        runs.write_run("gpu2", {"toy": nb}, {"label": "GPU"}, root=tmp_path / "runs")
-    with pytest.raises(SystemExit, match="machine name"):
-        runs.write_run("../up", {"toy": nb}, meta, root=tmp_path / "runs")
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["gpu"]
 
 
-def test_report_counts_current_earlier_versions_and_changed_outputs(tmp_path):
+def test_a_machine_name_that_is_no_folder_name_is_refused(capsys):
+    for command in (["stale", "../up"], ["record", "GPU_1"]):
+        with pytest.raises(SystemExit) as stopped:
+            runs.main(command)
+        assert stopped.value.code == 2
+        assert "machine name" in capsys.readouterr().err, command
+
+
+def test_statuses_tell_earlier_versions_and_changed_outputs_from_hardware(tmp_path):
     hw, ignore = ["hardware"], ["hardware", "nbval-ignore-output"]
     # b, edited, comes last: an edited cell stales the recordings below it too.
     chapter = _nb([("a()", [_stream("cpu\n")], hw, "a"),
@@ -422,12 +402,15 @@ def test_report_counts_current_earlier_versions_and_changed_outputs(tmp_path):
     original = runs.notebook_at
     try:
         runs.notebook_at = lambda commit, chapter, root=None: base
-        report = runs.hardware_report(tmp_path, [run])
+        statuses = {runs.cell_name(cell): status
+                    for _, _, cell, status, _ in runs.hardware_statuses(run, tmp_path)}
+        stale = runs.stale_cells(run, tmp_path)
     finally:
         runs.notebook_at = original
-    assert report == {"toy": {"hardware": 5, "machines": {"toy-gpu": {
-        "current": 2, "earlier_version": 1, "output_changed": 1}}}}
-    assert runs.format_report(report).splitlines()[1].endswith(" 2/1/1")
+    assert statuses == {"a": runs.HARDWARE, "show": runs.OUTPUT_CHANGED,
+                        "t": runs.NOT_COMPARED, "b": runs.STALE_SOURCE, "new": runs.UNRECORDED}
+    assert stale == ["toy: show (its stored output changed since the recording)",
+                     "toy: b (recorded from an earlier version)", "toy: new (not recorded)"]
 
 
 def test_baseline_tells_changed_output_from_a_hardware_difference():
@@ -498,8 +481,7 @@ def _tabs_of(document, run, srcdir, nb, chapter, language="en"):
     nbformat.write(nb, srcdir / "chapters" / f"{chapter}.ipynb")
     app = SimpleNamespace(recorded_runs=[run], recorded_runs_images=str(srcdir / "images"),
                           srcdir=str(srcdir), config=SimpleNamespace(language=language))
-    document.settings.env = SimpleNamespace(app=app, docname=f"chapters/{chapter}",
-                                            note_dependency=lambda path: None)
+    document.settings.env = SimpleNamespace(app=app, docname=f"chapters/{chapter}")
     ext.RecordedRunsTransform(document).apply()
     shown = {}
     for cell in document.findall(nodes.container):
@@ -538,7 +520,8 @@ def test_tabs_follow_names_in_a_copy_of_a_chapter_with_moved_edited_and_new_cell
             continue
         assert [label for label, _ in tabs][0] == "CPU (book’s output)", name
         assert len(tabs) == 2 and tabs[1][0].startswith(run.tab_label), name
-        assert runs.printed_line(recorded[name]) in tabs[1][1], f"{name} shows another recording"
+        first = (_printed(recorded[name]).strip().splitlines() or [""])[0]
+        assert first in tabs[1][1], f"{name} shows another recording"
         # No other cell's whole printed text (a line two cells both print proves nothing).
         own = _printed(recorded[name])
         others = [n for n, c in recorded.items() if n != name and _printed(c).strip()
@@ -868,16 +851,6 @@ def test_chapters_run_in_a_kernel_of_this_interpreter():
     assert spec.argv[:3] == [sys.executable, "-m", "ipykernel_launcher"]
 
 
-def test_record_pins_are_the_tools_dependencies_at_requirements_versions(tmp_path):
-    pins = runs.record_pins()
-    assert [p.split("==")[0] for p in pins] == ["nbformat", "nbclient", "ipykernel", "nbval"]
-    requirements = (ROOT / "requirements.txt").read_text().splitlines()
-    assert all(pin in requirements for pin in pins)
-    (tmp_path / "requirements.txt").write_text("nbformat==5\n")
-    with pytest.raises(SystemExit, match="pins no version of nbclient, ipykernel, nbval"):
-        runs.record_pins(tmp_path / "requirements.txt")
-
-
 def test_each_chapter_kernel_has_fresh_caches_and_is_shut_down_when_done(tmp_path, monkeypatch):
     # A kernel left running would hold its GPU memory while the next chapter runs;
     # one reading the machine's IPython or matplotlib settings could print otherwise.
@@ -896,39 +869,7 @@ def test_each_chapter_kernel_has_fresh_caches_and_is_shut_down_when_done(tmp_pat
     assert os.environ["IPYTHONDIR"] == str(tmp_path / "the-users")
 
 
-def test_a_printed_line_is_what_the_page_shows_without_escape_codes():
-    # nvidia-smi topo -m underlines its header: "\x1b[4mGPU0\tCPU Affinity\x1b[0m".
-    cell = _nb([("topo()", [_stream("\x1b[4mGPU0\tCPU Affinity\x1b[0m\nGPU0\t X\n")], [])]).cells[0]
-    assert runs.printed_line(cell) == "GPU0\tCPU Affinity"
-
-
-# --- a record stopped between its two renames, a folder that is no recording ---
-
-def test_a_record_killed_between_its_renames_loses_nothing(tmp_path, monkeypatch, capsys):
-    """The crash state (runs/<m> moved aside to .<m>.old, the complete new one in
-    .<m>.new): any command puts the old one back, and a CPU record is refused."""
-    folder = _recorded(tmp_path, ["NVIDIA H100 80GB HBM3"])
-    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
-    root = tmp_path / "runs"
-    shutil.copytree(folder, root / ".toy-gpu.new")
-    folder.rename(root / ".toy-gpu.old")
-    assert [r.machine for r in runs.runs(root)] == ["toy-gpu"]
-    assert "restored" in capsys.readouterr().err
-    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
-    # The same state again, met first by a record on a machine without a GPU.
-    folder.rename(root / ".toy-gpu.old")
-    chapters = _toy_chapter(tmp_path)
-    monkeypatch.setattr(runs, "_machine_facts", lambda: {
-        "gpus": [], "gpu_count": 0, "torch": "2", "cuda": "", "python": "3", "driver": ""})
-    with pytest.raises(SystemExit, match="record: refused: .*recorded on NVIDIA H100"):
-        runs.record("toy-gpu", None, chapters=chapters, root=root)
-    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
-    # And met by write_run itself: it never removes the only copy left in .old.
-    folder.rename(root / ".toy-gpu.old")
-    runs.write_run("other", {"toy": _nb([("b()", [], [])])},
-                   json.loads(before["run.json"]), root=root)
-    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
-
+# --- a folder that is no recording ---
 
 @pytest.mark.parametrize("damage", ["no run.json", "no gpus"])
 def test_record_refuses_a_folder_that_does_not_say_what_recorded_it(tmp_path, monkeypatch,
@@ -950,8 +891,7 @@ def test_record_refuses_a_folder_that_does_not_say_what_recorded_it(tmp_path, mo
     assert json.loads((folder / "run.json").read_text())["gpus"] == []
 
 
-def test_a_folder_without_run_json_is_an_error_for_the_report_and_stale(tmp_path, monkeypatch,
-                                                                        capsys):
+def test_a_folder_without_run_json_is_an_error_for_stale(tmp_path, monkeypatch, capsys):
     _recorded(tmp_path, ["G"])
     orphan = tmp_path / "runs" / "nvidia-t4"
     orphan.mkdir()
@@ -959,9 +899,9 @@ def test_a_folder_without_run_json_is_an_error_for_the_report_and_stale(tmp_path
     with pytest.raises(ValueError, match=r"nvidia-t4/: a folder under runs/ without run\.json"):
         runs.runs(tmp_path / "runs")
     monkeypatch.setattr(runs, "RUNS", tmp_path / "runs")
-    # hardware_report's runs() reads the default root bound at import.
+    # stale's runs() reads the default root bound at import.
     monkeypatch.setattr(runs, "runs", functools.partial(_real_runs, tmp_path / "runs"))
-    for command in (["report"], ["stale", "nvidia-t4"]):
+    for command in (["stale"], ["stale", "nvidia-t4"]):
         assert runs.main(command) == 2
         err = capsys.readouterr().err
         assert "nvidia-t4/: a folder under runs/ without run.json" in err, command
@@ -999,7 +939,8 @@ def _edited_networks(tmp_path, old, new) -> Path:
     chapters = tmp_path / "chapters"
     chapters.mkdir()
     run = next(r for r in RUNS if r.machine == "nvidia-h100")
-    nb = copy.deepcopy(runs.baseline(run, "networks"))  # baseline's is cached: copy it
+    # notebook_at's is cached: a copy to edit
+    nb = copy.deepcopy(runs.notebook_at(run.meta["commit"], "networks"))
     [cell] = [c for c in runs.code_cells(nb) if old in c.source]
     assert not runs.is_hardware(cell)
     cell.source = cell.source.replace(old, new)
@@ -1010,15 +951,11 @@ def _edited_networks(tmp_path, old, new) -> Path:
 @pytest.mark.skipif("nvidia-h100" not in [r.machine for r in RUNS], reason="no H100 run")
 def test_a_change_above_a_hardware_cell_stales_its_recording(tmp_path):
     """The fault run's S1: LazyLinear(1) -> (4) in a plain cell changes what
-    net-on-gpu prints; its H100 recording is then stale, in stale and report."""
+    net-on-gpu prints; its H100 recording is then stale."""
     run = next(r for r in RUNS if r.machine == "nvidia-h100")
     chapters = _edited_networks(tmp_path, "nn.LazyLinear(1))", "nn.LazyLinear(4))")
     found = runs.stale_cells(run, chapters)
     assert "networks: net-on-gpu (code cell 3 above it changed since the recording)" in found
-    hardware = sum(map(runs.is_hardware, runs.code_cells(
-        nbformat.read(chapters / "networks.ipynb", as_version=4))))
-    counts = runs.hardware_report(chapters, [run])["networks"]["machines"]["nvidia-h100"]
-    assert counts["earlier_version"] == len(found) and counts["current"] == hardware - len(found)
 
 
 @pytest.mark.skipif("nvidia-h100" not in [r.machine for r in RUNS], reason="no H100 run")
@@ -1118,8 +1055,9 @@ def test_a_kernel_says_nothing_of_its_transport(tmp_path, capfd):
     assert "without encryption" not in capfd.readouterr().err
 
 
-def test_a_record_killed_by_sigkill_between_its_renames_is_put_back(tmp_path):
-    """As the fault run did it: Path.rename kills the process after the first rename."""
+def test_a_record_killed_by_sigkill_between_its_renames_half_writes_nothing(tmp_path):
+    """As the fault run did it: Path.rename kills the process after the first rename;
+    the next record replaces the previous recording, left whole in .<m>.old."""
     folder = _recorded(tmp_path, ["NVIDIA H100 80GB HBM3"])
     before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
     script = ("import json, os, signal, pathlib, nbformat\nfrom booktools import runs\n"
@@ -1135,8 +1073,12 @@ def test_a_record_killed_by_sigkill_between_its_renames_is_put_back(tmp_path):
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     root = tmp_path / "runs"
     assert sorted(p.name for p in root.iterdir()) == [".toy-gpu.new", ".toy-gpu.old"]
-    assert [r.machine for r in runs.runs(root)] == ["toy-gpu"]
-    assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+    old = root / ".toy-gpu.old"
+    assert {p.name: p.read_bytes() for p in old.iterdir() if p.is_file()} == before
+    assert runs.runs(root) == []
+    runs.write_run("toy-gpu", {"toy": nbformat.v4.new_notebook()}, json.loads(before["run.json"]),
+                   root=root)
+    assert sorted(p.name for p in root.iterdir()) == ["toy-gpu"]
 
 
 def test_an_editions_earlier_cell_shows_its_comments_where_the_code_is_the_same():

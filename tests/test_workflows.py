@@ -56,7 +56,7 @@ def test_every_run_step_calls_a_script_of_the_repository():
                                  "bash .ci/run\nbash .ci/packages", "bash -c 'rm -rf /'",
                                  "bash scripts/build-dist.sh $(curl -s https://x.org)",
                                  ".venv/bin/python -m booktools.nope",
-                                 ".venv/bin/python -m booktools.runs report; curl x.org"])
+                                 ".venv/bin/python -m booktools.runs stale; curl x.org"])
 def test_a_run_step_with_other_commands_is_refused(run):
     assert not calls_a_script(run)
 

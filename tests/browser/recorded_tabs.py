@@ -11,10 +11,22 @@ from __future__ import annotations
 
 import nbformat
 
-from booktools import runs
+from booktools import files, runs
 from booktools.book import ROOT, toc_pages
 
 RUNS = runs.runs()
+
+
+def printed_line(cell) -> str:
+    """The first line a cell printed (a stream, or text/plain beside no plot), unescaped."""
+    for output in cell.get("outputs", []):
+        data = output.get("data", {})
+        text = output.get("text") or ("" if "image/png" in data else data.get("text/plain", ""))
+        text = files.ANSI_ESCAPE.sub("", text)
+        if text.strip():
+            return text.strip().splitlines()[0]
+    return ""
+
 
 
 def expected(page: str) -> tuple[int, list[list[str]], int]:
@@ -30,7 +42,7 @@ def expected(page: str) -> tuple[int, list[list[str]], int]:
         for run in RUNS:
             recorded = run.cell(chapter, runs.cell_name(cell))
             if recorded is not None:
-                found.append(runs.printed_line(recorded))
+                found.append(printed_line(recorded))
                 images += sum("image/png" in o.get("data", {}) for o in recorded.outputs)
         if found:
             lines.append(found)

@@ -187,8 +187,6 @@ def _item_claim(path: Path, node, chapter: str, cells: dict, md: list[str], root
     where = item.get("where", "any")
     if not isinstance(where, str):
         fail("where", f"scope {where!r} is not text")
-    if where.startswith("cc") and not CC_SCOPE.fullmatch(where):
-        fail("where", f"bad scope {where!r}: a compute capability reads e.g. \"cc>=8.0\"")
     if not (where in KINDS or CC_SCOPE.fullmatch(where) or MACHINE_GLOB.fullmatch(where)
             and fnmatch.filter(machines, where)):
         fail("where", f"bad scope {where!r}: not any, cpu, gpu, cuda, mps or \"cc>=X.Y\", and "

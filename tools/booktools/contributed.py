@@ -2,7 +2,7 @@
 ``verify`` here (python -m booktools.runs verify PATH [--base REF]; with --base alone, each
 runs/<slug> changed since REF, in a Markdown report: the verify workflow).
 
-PATH is runs/<slug> or the zip ``pack`` made (with manifest.json, each file's sha256).
+PATH is runs/<slug> or the zip ``pack`` made (zipfile's CRC-32 tells a damaged file).
 ``verify`` refuses, one line each, what runbooks/recording.md lists; an accepted one
 gets the claims it confirms and contradicts (booktools.claims). Exit 0 accepted, 1 refused.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import collections
 import getpass
-import hashlib
 import io
 import json
 import os
@@ -26,7 +25,6 @@ from booktools import claims, files, runs
 __all__ = ["PRIVATE", "private_problems", "scrub", "pack", "slug", "verify", "confirmed", "main",
            "verify_changed"]
 
-MANIFEST = "manifest.json"
 # What no contributed output may hold (verify), each with what it is.
 PRIVATE = [
     (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{40,}|hf_[A-Za-z0-9]{30,}"
@@ -140,29 +138,20 @@ def slug(gpu: str, platform: str) -> str:
     return "-".join(dict.fromkeys(words)) or "cpu"
 
 
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def pack(folder: Path, zip_path: Path) -> dict:
-    """Zip runs/<slug>/ with manifest.json: commit, versions, GPUs, clocks and each file's sha256."""
-    meta = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+def pack(folder: Path, zip_path: Path) -> list[str]:
+    """Zip runs/<slug>/ (run.json says what recorded it); the names it holds."""
     names = {f"runs/{folder.name}/{p.relative_to(folder).as_posix()}": p
              for p in sorted(folder.rglob("*")) if p.is_file()}
-    manifest = {k: meta.get(k) for k in ("commit", "gpus", "gpu_count", "torch", "cuda",
-                                         "python", "driver", "date", "conditions")}
-    manifest["files"] = {name: _sha(p.read_bytes()) for name, p in names.items()}
     with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, path in names.items():
             zf.write(path, name)
-        zf.writestr(MANIFEST, json.dumps(manifest, indent=1) + "\n")
-    return manifest
+    return list(names)
 
 
 def _unzip(path: Path, into: Path) -> tuple[Path | None, list[str]]:
     """Extract a packed recording; (its runs/<slug> folder, problems)."""
     with zipfile.ZipFile(path) as zf:
-        names = [n for n in zf.namelist() if not n.endswith("/") and n != MANIFEST]
+        names = [n for n in zf.namelist() if not n.endswith("/")]
         outside = [n for n in names if len(Path(n).parts) < 3 or Path(n).parts[0] != "runs"
                    or ".." in Path(n).parts or n.startswith("/") or "\\" in n]
         problems = [f"{path.name}:{name}: a file outside runs/<slug>/" for name in outside]
@@ -172,13 +161,9 @@ def _unzip(path: Path, into: Path) -> tuple[Path | None, list[str]]:
                             "one zip holds one runs/<slug>/")
         if problems or not slugs:
             return None, problems or [f"{path.name}: no runs/<slug>/ in it"]
-        if MANIFEST not in zf.namelist():
-            return None, [f"{path.name}: no {MANIFEST}"]
-        # The manifest's other facts are run.json's, which it lists with the rest.
-        listed = json.loads(zf.read(MANIFEST)).get("files", {})
-        problems += [f"{path.name}:{name}: not as {MANIFEST} lists it (sha256)"
-                     for name in sorted(set(names) | set(listed))
-                     if name not in names or _sha(zf.read(name)) != listed.get(name)]
+        damaged = zf.testzip()
+        if damaged:
+            return None, [f"{path.name}:{damaged}: damaged (not its CRC-32): pack it again"]
         zf.extractall(into, names)
     return into / "runs" / slugs.pop(), problems
 

@@ -1,9 +1,7 @@
 """Recorded runs of the chapters on real GPUs, runs/<machine>/ (its format: runbooks/recording.md).
 
     python -m booktools.runs record MACHINE [--label L] [--chapter NAME ...] [--replace] [--if-stale]
-    python -m booktools.runs pins       what recording needs besides torch, pinned
-    python -m booktools.runs report     hardware cells with a current recording; why others are stale
-    python -m booktools.runs stale MACHINE
+    python -m booktools.runs stale [MACHINE]   what a new recording would change (default: each)
     python -m booktools.runs verify PATH [--base REF]   a reader's recording (booktools.contributed)
     python -m booktools.runs verify --base REF [--report FILE]   each one changed since REF
 
@@ -31,7 +29,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-from booktools import conditions, files
+from booktools import files
 from booktools.kernels import Stopped, execute
 
 __all__ = ["Match", "Run", "NbvalComparison", "read_run", "read_notebook", "runs", "check_run",
@@ -202,11 +200,6 @@ class Run:
         """The recorded code cell of chapter named ``name``, or None."""
         return named_cells(self.notebooks.get(chapter)).get(name) if name else None
 
-    def pairs(self, chapter: str, chapter_cells: list) -> dict[int, Match]:
-        """pair_cells against this run's recording of chapter ({} without one)."""
-        nb = self.notebooks.get(chapter)
-        return pair_cells(chapter_cells, code_cells(nb)) if nb is not None else {}
-
     def artifacts(self, chapter: str, name: str | None) -> list[Path]:
         """The files the cell named ``name`` wrote on this machine, sorted."""
         folder = self.folder / ARTIFACTS / chapter / name if name else None
@@ -252,23 +245,11 @@ def _shown(path: Path) -> str:
 
 
 def runs(root: Path = RUNS) -> list[Run]:
-    """Every recorded run under root (restore_interrupted first), by folder name."""
+    """Every recorded run under root, by folder name."""
     if not root.is_dir():
         return []
-    restore_interrupted(root)
     return [read_run(p) for p in sorted(root.iterdir())  # .<machine>.new: being written
             if p.is_dir() and not p.name.startswith(".")]
-
-
-def restore_interrupted(root: Path = RUNS) -> None:
-    """Put back each root/.<m>.old that a stopped write_run left instead of root/<m>/."""
-    for old in sorted(root.glob(".*.old")) if root.is_dir() else []:
-        folder = root / old.name[1:-len(".old")]
-        if old.is_dir() and not folder.exists():
-            old.rename(folder)
-            print(f"runs: restored {_shown(folder)}/ from {old.name}/, where a record stopped "
-                  f"while replacing it left it; record {folder.name} again for a new "
-                  "recording", file=sys.stderr)
 
 
 def strip_volatile(nb):
@@ -344,17 +325,6 @@ def artifact_problems(run: Run) -> list[str]:
             problems.append(f"{where}: {path.stat().st_size} bytes, more than "
                             f"{ARTIFACT_MAX_BYTES}")
     return problems
-
-
-def printed_line(cell) -> str:
-    """The first line a cell printed (a stream, or text/plain beside no plot), unescaped."""
-    for output in cell.get("outputs", []):
-        data = output.get("data", {})
-        text = output.get("text") or ("" if "image/png" in data else data.get("text/plain", ""))
-        text = files.ANSI_ESCAPE.sub("", text)
-        if text.strip():
-            return text.strip().splitlines()[0]
-    return ""
 
 
 class NbvalComparison:
@@ -436,11 +406,6 @@ def notebook_at(commit: str, chapter: str, root: Path = ROOT):
     return nbformat.reads(shown.stdout, as_version=4) if shown and not shown.returncode else None
 
 
-def baseline(run: Run, chapter: str):
-    """The build machine's stored notebook of chapter at the run's commit (from git), or None."""
-    return notebook_at(str(run.meta.get("commit", "")), chapter)
-
-
 # What cell_status says of a chapter's code cell against a recording.
 UNRECORDED = "unrecorded"          # no recorded cell pairs with it
 STALE_SOURCE = "source changed"    # its source changed since the recording
@@ -496,37 +461,19 @@ def cell_status(cell, match: Match | None, recorded_cells: list, base,
     return HARDWARE, why
 
 
-REPORT_KEYS = ("current", "earlier_version", "output_changed")
-
-
-def hardware_report(chapters: Path = CHAPTERS, recorded: list[Run] | None = None) -> dict:
-    """Per chapter: hardware cells, and per machine the counts of REPORT_KEYS (cell_status)."""
-    recorded = runs() if recorded is None else recorded
-    counted = {STALE_SOURCE: "earlier_version", STALE_ABOVE: "earlier_version",
-               OUTPUT_CHANGED: "output_changed"}
-    report = {ipynb.stem: {"hardware": sum(map(is_hardware, code_cells(read_notebook(ipynb)))),
-                           "machines": {}}
-              for ipynb in sorted(chapters.glob("*.ipynb"))}
-    for run in recorded:
-        for entry in report.values():
-            entry["machines"][run.machine] = dict.fromkeys(REPORT_KEYS, 0)
-        for chapter, _, _, status, _ in hardware_statuses(run, chapters):
-            if status != UNRECORDED:
-                report[chapter]["machines"][run.machine][counted.get(status, "current")] += 1
-    return report
-
-
 def hardware_statuses(run: Run | None, chapters: Path, comparison: NbvalComparison | None = None):
     """(chapter, index, cell, status, why) of each hardware cell; run None: no recording."""
     comparison = NbvalComparison() if comparison is None else comparison
     for ipynb in sorted(chapters.glob("*.ipynb")):
         cells = code_cells(read_notebook(ipynb))
-        matches = run.pairs(ipynb.stem, cells) if run is not None else {}
-        recorded_cells = code_cells(run.notebooks[ipynb.stem]) if matches else []
+        recorded = run.notebooks.get(ipynb.stem) if run is not None else None
+        recorded_cells = code_cells(recorded) if recorded is not None else []
+        matches = pair_cells(cells, recorded_cells) if recorded_cells else {}
+        # The build machine's stored notebook at the recorded commit (git), or None.
+        base = notebook_at(str(run.meta.get("commit", "")), ipynb.stem) if matches else None
         for index, cell in enumerate(cells):
             if is_hardware(cell):
-                status, why = cell_status(cell, matches.get(index), recorded_cells,
-                                          baseline(run, ipynb.stem) if matches else None,
+                status, why = cell_status(cell, matches.get(index), recorded_cells, base,
                                           comparison, above=cells[:index])
                 yield ipynb.stem, index, cell, status, why
 
@@ -567,51 +514,12 @@ def _same_module(root: Path, commit: str, name: str) -> bool:
         same_program(sources[0].stdout, sources[1].stdout)
 
 
-def format_report(report: dict) -> str:
-    """The report as a small table, a line per chapter."""
-    machines = sorted({m for e in report.values() for m in e["machines"]})
-    head = "/".join(k.replace("_", "-") for k in REPORT_KEYS)
-    lines = ["chapter      hardware cells  " + "  ".join(f"{m}: {head}" for m in machines)]
-    for chapter, entry in report.items():
-        cols = ["/".join(str(entry["machines"][m][k]) for k in REPORT_KEYS) for m in machines]
-        lines.append(f"{chapter:<12} {entry['hardware']:>14}  " + "  ".join(cols))
-    return "\n".join(lines)
-
-
-def record_pins(requirements: Path = ROOT / "requirements.txt",
-                tools: Path = ROOT / "tools" / "pyproject.toml") -> list[str]:
-    """booktools' dependencies and ``check`` extra at requirements.txt's pins (besides torch)."""
-    import tomllib
-    project = tomllib.loads(tools.read_text(encoding="utf-8"))["project"]
-    wanted = [*project["dependencies"], *project["optional-dependencies"]["check"]]
-    names = [re.match(r"[A-Za-z0-9_.-]+", w).group(0).lower() for w in wanted]
-    pinned = {}
-    for line in requirements.read_text(encoding="utf-8").splitlines():
-        found = re.match(r"([A-Za-z0-9_.-]+)==(\S+)", line.strip())
-        if found:
-            pinned[found.group(1).lower()] = found.group(2)
-    missing = [n for n in names if n not in pinned]
-    if missing:
-        raise SystemExit(f"runs: {requirements} pins no version of {', '.join(missing)}")
-    return [f"{n}=={pinned[n]}" for n in names]
-
-
-def _check_machine_name(machine: str) -> None:
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", machine):
-        raise SystemExit(f"runs: machine name {machine!r}: use letters, digits, '.', '_', '-'")
-
-
 def write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS,
               artifacts: dict | None = None) -> Path:
     """Write root/<machine>/ in root/.<machine>.new/, swapped in only once complete."""
     import nbformat
-    missing = [k for k in RUN_KEYS if k not in meta]
-    if missing:
-        raise SystemExit(f"runs: run.json would lack {missing}")
-    _check_machine_name(machine)
     folder = root / machine
     new, old = root / f".{machine}.new", root / f".{machine}.old"
-    restore_interrupted(root)  # never remove the only copy left in .old
     shutil.rmtree(new, ignore_errors=True)
     new.mkdir(parents=True)
     try:
@@ -626,28 +534,12 @@ def write_run(machine: str, notebooks: dict, meta: dict, root: Path = RUNS,
     except BaseException:
         shutil.rmtree(new, ignore_errors=True)
         raise
-    shutil.rmtree(old, ignore_errors=True)
-    if folder.exists():
+    if folder.exists():  # a stop between the renames leaves it in .<machine>.old
+        shutil.rmtree(old, ignore_errors=True)
         folder.rename(old)
     new.rename(folder)
     shutil.rmtree(old, ignore_errors=True)
     return folder
-
-
-def replacement_problem(folder: Path, gpus: list[str]) -> str | None:
-    """Why a recording on these GPUs must not replace folder's (other GPUs, unknown), or None."""
-    if not folder.is_dir() or not any(folder.iterdir()):
-        return None
-    try:
-        recorded = read_run(folder).meta["gpus"]
-    except ValueError as error:
-        return f"{error}; or pass --replace to overwrite the folder"
-    if not recorded or recorded == gpus:
-        return None
-    here = ", ".join(gpus) if gpus else "no CUDA GPU"
-    return (f"{folder} was recorded on {', '.join(recorded)}, and this machine has {here}; "
-            f"record into another folder (a name for this machine), or pass --replace "
-            f"to overwrite that recording")
 
 
 class ArtifactWatch:
@@ -693,7 +585,6 @@ class ArtifactWatch:
             self.found[name] = kept
 
 
-
 def _machine_facts() -> dict:
     """This machine's GPUs, versions and driver, as torch and nvidia-smi say."""
     import torch
@@ -718,8 +609,6 @@ def _stale(machine: str, root: Path | None = None,
            chapters: Path = CHAPTERS) -> tuple[Run | None, list[str], list[str]]:
     """(root/<machine>/'s run or None, its stale_cells, its package_changes)."""
     root = RUNS if root is None else root  # RUNS read when called (tests move it)
-    _check_machine_name(machine)
-    restore_interrupted(root)
     run = read_run(root / machine) if (root / machine).is_dir() else None
     return run, stale_cells(run, chapters), package_changes(run)
 
@@ -736,8 +625,6 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
            replace: bool = False, if_stale: bool = False) -> int:
     """Execute the chapters and store root/<machine>/ (runbooks/recording.md); exit status."""
     import nbformat
-    _check_machine_name(machine)
-    restore_interrupted(root)
     stale = sum(_stale(machine, root, chapters)[1:], []) if if_stale else None
     if stale == []:
         print(f"record: every hardware cell has a current recording in runs/{machine}/ "
@@ -760,38 +647,41 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
     if unnamed:
         raise SystemExit("record: every hardware cell needs a unique name first:\n  "
                          + "\n  ".join(unnamed))
-    facts = _machine_facts()
-    problem = None if replace else replacement_problem(root / machine, facts["gpus"])
-    if problem:
-        raise SystemExit(f"record: refused: {problem}")
+    facts, folder = _machine_facts(), root / machine
+    if not replace and folder.is_dir() and any(folder.iterdir()):
+        try:
+            recorded = read_run(folder).meta["gpus"]
+        except ValueError as error:
+            raise SystemExit(f"record: refused: {error}; or pass --replace") from None
+        if recorded and recorded != facts["gpus"]:  # another machine's, or a GPU's on a CPU
+            raise SystemExit(f"record: refused: {folder} was recorded on {', '.join(recorded)}, "
+                             f"and this machine has {', '.join(facts['gpus']) or 'no CUDA GPU'}; "
+                             "record into another folder (a name for this machine), or pass "
+                             "--replace to overwrite that recording")
     if not facts["gpus"]:
         print(f"record: warning: torch {facts['torch']} sees no CUDA GPU here; "
               "recording a CPU run", file=sys.stderr)
     notebooks, problems, artifacts = {}, [], {}
-    sampler = conditions.Sampler().start()  # clocks and power, for run.json
-    try:
-        for path in paths:
-            nb = nbformat.read(path, as_version=4)
-            start = time.time()
-            watch = ArtifactWatch(path.parent)
-            try:
-                execute(nb, path.parent, timeout, allow_errors=True,
-                        on_cell_execute=watch.before, on_cell_executed=watch.after)
-            except Stopped as stop:  # Ctrl-C, SIGTERM: the whole run, not one chapter
-                print(f"record: {stop}; nothing stored", file=sys.stderr)
-                return 128 + stop.signum
-            except Exception as err:  # a dead kernel or a timeout: say so, store nothing
-                problems.append(f"{path.name}: {err!r}"[:500])
-            for index, out in untagged_errors(nb):
-                problems.append(f"{path.name} code cell {index}: {out.get('ename')}: "
-                                f"{out.get('evalue', '')[:200]}")
-            for problem in watch.problems:  # the run is kept without these files
-                print(f"record: warning: {path.name} {problem}", file=sys.stderr)
-            artifacts.update({(path.stem, name): found for name, found in watch.found.items()})
-            notebooks[path.stem] = nb
-            print(f"record: {path.name} {time.time() - start:.1f} s", flush=True)
-    finally:
-        sampled = sampler.stop()
+    for path in paths:
+        nb = nbformat.read(path, as_version=4)
+        start = time.time()
+        watch = ArtifactWatch(path.parent)
+        try:
+            execute(nb, path.parent, timeout, allow_errors=True,
+                    on_cell_execute=watch.before, on_cell_executed=watch.after)
+        except Stopped as stop:  # Ctrl-C, SIGTERM: the whole run, not one chapter
+            print(f"record: {stop}; nothing stored", file=sys.stderr)
+            return 128 + stop.signum
+        except Exception as err:  # a dead kernel or a timeout: say so, store nothing
+            problems.append(f"{path.name}: {err!r}"[:500])
+        for index, out in untagged_errors(nb):
+            problems.append(f"{path.name} code cell {index}: {out.get('ename')}: "
+                            f"{out.get('evalue', '')[:200]}")
+        for problem in watch.problems:  # the run is kept without these files
+            print(f"record: warning: {path.name} {problem}", file=sys.stderr)
+        artifacts.update({(path.stem, name): found for name, found in watch.found.items()})
+        notebooks[path.stem] = nb
+        print(f"record: {path.name} {time.time() - start:.1f} s", flush=True)
     if problems:
         print("record: errors outside raises-exception cells; nothing stored:", *problems,
               sep="\n  ", file=sys.stderr)
@@ -800,8 +690,8 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
     if not label:  # None, or "" from a workflow whose label input was left empty
         label = (f"{len(gpus)}x " if len(gpus) > 1 else "") + (gpus[0] if gpus else "CPU")
     meta = {"label": label, **facts, "date": _dt.date.today().isoformat(),
-            "commit": git("rev-parse", "--short", "HEAD").stdout.strip(), "recorded_with": f"scripts/record-run.sh {machine}",
-            **({"conditions": sampled} if sampled else {})}
+            "commit": git("rev-parse", "--short", "HEAD").stdout.strip(),
+            "recorded_with": f"scripts/record-run.sh {machine}"}
     folder = write_run(machine, notebooks, meta, root=root, artifacts=artifacts)
     _github_output(record="true", label=label, commit=meta["commit"])
     kept = sum(map(len, artifacts.values()))
@@ -810,12 +700,20 @@ def record(machine: str, label: str | None, only: list[str] | None = None,
     return 0
 
 
+def _machine(name: str) -> str:
+    """A runs/ folder name from the command line (argparse's type)."""
+    if not NAME.fullmatch(name):
+        raise argparse.ArgumentTypeError(f"machine name {name!r}: use lower-case letters, "
+                                         "digits and single hyphens")
+    return name
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m booktools.runs",
                                      description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record", help="execute every chapter here and store it")
-    rec.add_argument("machine")
+    rec.add_argument("machine", type=_machine)
     rec.add_argument("--label", help="the machine (default: the first GPU's name)")
     rec.add_argument("--chapter", action="append", dest="only", metavar="NAME",
                      help="record only this chapter (repeatable; default: all)")
@@ -823,10 +721,8 @@ def main(argv: list[str] | None = None) -> int:
                      help="overwrite a recording made on other GPUs (or of unknown origin)")
     rec.add_argument("--if-stale", action="store_true",
                      help="record only where `runs stale MACHINE` names something")
-    sub.add_parser("pins", help="what recording needs besides torch, pinned, one a line")
-    sub.add_parser("report", help="hardware cells with a current recording, per chapter")
-    stale = sub.add_parser("stale", help="hardware cells without a current recording on MACHINE")
-    stale.add_argument("machine")
+    stale = sub.add_parser("stale", help="hardware cells without a current recording")
+    stale.add_argument("machine", nargs="?", type=_machine, help="default: each under runs/")
     check = sub.add_parser("verify", help="check a contributed recording (folder or zip)")
     check.add_argument("path", nargs="?", help="default: each runs/<slug> changed since BASE")
     check.add_argument("--base", help="also refuse files changed since this commit outside it")
@@ -850,23 +746,13 @@ def _run_command(args, parser) -> int:
     if args.command == "record":
         return record(args.machine, args.label, args.only, replace=args.replace,
                       if_stale=args.if_stale)
-    if args.command == "stale":
-        run, found, changed = _stale(args.machine)
-        if found or changed:
-            print("\n".join(found + changed))
-        where = f"runs/{args.machine}/" if run else f"no recording runs/{args.machine}/ yet"
+    for machine in [args.machine] if args.machine else [r.machine for r in runs()]:
+        run, found, changed = _stale(machine)
+        for line in found + changed:
+            print(line if args.machine else f"{machine}: {line}")
+        where = f"runs/{machine}/" if run else f"no recording runs/{machine}/ yet"
         print(f"stale: {len(found)} hardware cells without a current recording ({where}); "
               f"{len(changed)} changes in {PACKAGE}/ since it was recorded", file=sys.stderr)
-        return 0
-    if args.command == "pins":
-        print("\n".join(record_pins()))
-        return 0
-    recorded = runs()
-    print(format_report(hardware_report(recorded=recorded)))
-    for run in recorded:  # why each stale recording is stale (stale_cells), one a line
-        for line in stale_cells(run):
-            if not line.endswith("(not recorded)"):
-                print(f"{run.machine}: {line}")
     return 0
 
 

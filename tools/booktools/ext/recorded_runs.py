@@ -61,10 +61,6 @@ class RecordedRunsTransform(SphinxTransform):
         nb = runs.read_notebook(path) if path.is_file() else {"cells": [], "metadata": {}}
         stored = {i: c for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"}
         self.stored_machine = self._stored_machine(nb["metadata"].get(MACHINE_KEY))
-        for run in recorded:
-            if chapter in run.notebooks:
-                self.env.note_dependency(str(run.folder / f"{chapter}.ipynb"))
-                self.env.note_dependency(str(run.folder / "run.json"))
         for cell in self.document.findall(nodes.container):
             metadata = cell.get("cell_metadata", {})
             if cell.get("nb_element") == "cell_code" and runs.HARDWARE_TAG in metadata.get("tags", []):
@@ -272,7 +268,7 @@ def _fingerprint(folder: Path) -> list:
 
 
 def outdated_by_runs(app: Sphinx, env, added, changed, removed) -> list[str]:
-    """Re-read every chapter when a run is added, removed or re-recorded."""
+    """Re-read every chapter when a run is added, removed or re-recorded (any file of runs/)."""
     fingerprint = _fingerprint(Path(app.srcdir) / "runs")
     if getattr(env, "recorded_runs_fingerprint", None) == fingerprint:
         return []
