@@ -659,10 +659,8 @@ def main(argv: list[str] | None = None) -> int:
                   "and follows its edition's rules")
             return 1 if problems else 0
         if args.command == "sync":
-            changed = sync(args.codes)
-            for path in changed:
-                print(f"sync: {files.shown(path)}")
-            print(f"sync: {len(changed)} file(s) changed")
+            print("\n".join(f"sync: {files.shown(path)}" for path in sync(args.codes))
+                  or "sync: every translation and notebook was in step")
         elif args.command == "stamp":
             for chapter, digest in zip(args.chapters, stamp(args.code, args.chapters)):
                 print(f"stamp: i18n/{args.code}/chapters/{chapter}.md translates "

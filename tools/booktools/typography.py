@@ -106,14 +106,14 @@ _FIGURE_TEXT = re.compile(r"^([ \t]*)(alt|caption):.*(?:(?:\n[ \t]*)*\n\1[ \t]+\
 
 
 def _line_breaks(text: str) -> list[tuple[int, str]]:
-    """(line, message) of each line break inside a paragraph (not a table's) or a figure's
-    text."""
+    """(line, message) of each line break inside a paragraph or a figure's text."""
     found = []
     for paragraph in prose_paragraphs(text):
+        if paragraph.text.startswith("|"):
+            continue  # a table: a row a line, as markdown wants
         numbers = {number for _, number in paragraph.starts}
         found += [(number, "a line break inside a paragraph (zh-CN and ja keep a paragraph on "
-                   f"one line): {JOIN_HINT}") for number in numbers
-                  if number + 1 in numbers and not paragraph.text.startswith("|")]
+                   f"one line): {JOIN_HINT}") for number in numbers if number + 1 in numbers]
     for header in _HEADER.finditer(text):
         for key in _FIGURE_TEXT.finditer(text, header.start(1), header.end(1)):
             if "\n" in key.group(0):
