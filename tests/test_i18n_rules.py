@@ -1,5 +1,5 @@
 """The editions' own rules (booktools.i18n check): typography (booktools.typography),
-glossaries (booktools.glossary), the reflow command, and CJK emphasis in the CSS."""
+glossaries (booktools.glossary), and CJK emphasis in the CSS."""
 from __future__ import annotations
 
 import re
@@ -12,7 +12,6 @@ from docutils.utils import new_document
 
 from booktools import glossary, i18n, typography
 from booktools.ext import languages as ext
-from booktools.gpu_figures import prose_paragraphs
 
 EDITIONS = [lang.code for lang in i18n.translations()]
 CHAPTERS = i18n.english_chapters()
@@ -108,7 +107,8 @@ def test_the_tiny_editions_follow_the_rules(edition, code):
 
 
 PLANTED = [  # edition, text, planted text, what check says, the line it names
-    ("zh-CN", "GPU 上，见", "GPU 上，\n见", "a line break inside a paragraph", "GPU 上，"),
+    ("zh-CN", "GPU 上，见", "GPU 上，\n见", "a line break inside a paragraph (zh-CN and ja keep "
+     "a paragraph on one line): join its lines by hand: no space between CJK", "GPU 上，"),
     ("zh-CN", "第一块 GPU，", "第一块 GPU，\n  ", "a line break inside a paragraph", "第一块"),
     # the break, not a space after "，" before the link: the join's space is no fault of its own
     ("zh-CN", "GPU，参见 [PyTorch", "GPU，\n  [PyTorch", "a line break inside a paragraph",
@@ -236,66 +236,6 @@ def test_a_figure_of_the_english_prose_missing_from_a_translation_is_named(tmp_p
         rf"[01] in i18n/{code}/chapters/demo.md's prose: carry it over", problems[0]), problems
 
 
-# --- reflow ---
-
-def test_reflow_joins_as_cjk_typography_wants():
-    text = ("# 标题\n\n第一行\n第二行，\nNVIDIA 的\n`code`\n是\n[链接](u)\n，\n**粗体**\n见\n"
-            "{doc}`other`\n\n- 项目\n  GPU\n\n| a |\n|---|\n| 表 |\n\n"
-            "```{code-cell} ipython3\n---\nmystnb:\n  image:\n    alt: >-\n      图：\n"
-            "      一条线\n---\nprint('张\\n量')\n# 张\n# 量\n```\n")
-    titles = typography.Titles({"other": "其他"}, {})
-    assert typography.reflow(text, titles) == (
-        "# 标题\n\n第一行第二行，NVIDIA 的 `code` 是[链接](u)，**粗体**见{doc}`other`\n\n"
-        "- 项目 GPU\n\n| a |\n|---|\n| 表 |\n\n"
-        "```{code-cell} ipython3\n---\nmystnb:\n  image:\n    alt: \"图：一条线\"\n---\n"
-        "print('张\\n量')\n# 张\n# 量\n```\n")
-
-
-@pytest.fixture
-def book(tmp_path):
-    """English tensors and devices, and the zh-CN and ja translations of the book."""
-    chapters, root = tmp_path / "chapters", tmp_path / "i18n"
-    chapters.mkdir()
-    for chapter in ("tensors", "devices"):
-        for suffix in (".md", ".ipynb"):
-            shutil.copy(i18n.CHAPTERS / f"{chapter}{suffix}", chapters)
-    for code in ("zh-CN", "ja"):
-        shutil.copytree(i18n.I18N / code, root / code)
-    return chapters, root
-
-
-def _paragraphs(text: str) -> list[str]:
-    return [re.sub(r"\s", "", p.text) for p in prose_paragraphs(text)]
-
-
-@pytest.mark.parametrize("code", ["zh-CN", "ja"])
-def test_reflow_leaves_one_line_a_paragraph_and_the_rest_as_it_was(book, code):
-    chapters, root = book
-    paths = [i18n.source(code, c, root) for c in ("tensors", "devices")]
-    paths.append(root / code / i18n.SNIPPET)
-    before = {path: path.read_text() for path in paths}
-    i18n.reflow(code, ["tensors", "devices"], chapters, root)
-    for path in paths:
-        text = path.read_text()
-        assert typography.line_breaks(text) == [], path
-        assert re.sub(r"\s", "", text) == re.sub(r"\s", "", before[path])  # only spacing
-        assert _paragraphs(text) == _paragraphs(before[path])
-    for chapter in ("tensors", "devices"):  # code, labels, notebook in step
-        assert i18n.structure_problems(code, chapter, chapters, root) == []
-
-
-def test_reflow_refuses_an_edition_that_wraps_freely_and_a_translation_behind_english(book):
-    chapters, root = book
-    with pytest.raises(ValueError, match="pt-BR wraps its lines freely"):
-        i18n.reflow("pt-BR", None, chapters, root)
-    path = i18n.source("zh-CN", "tensors", root)
-    path.write_text(path.read_text().replace("import torch\n", "import torch as t\n", 1))
-    before = {p: p.read_bytes() for p in (root / "zh-CN").rglob("*") if p.is_file()}
-    with pytest.raises(ValueError, match=r"(?s)nothing written: run sync first.*tensors.md:\d+: code"):
-        i18n.reflow("zh-CN", ["devices", "tensors"], chapters, root)
-    assert {p: p.read_bytes() for p in (root / "zh-CN").rglob("*") if p.is_file()} == before
-
-
 # --- glossary files ---
 
 def test_check_names_a_bad_glossary_by_its_file_and_entry_and_still_checks_the_rest(edition):
@@ -313,8 +253,6 @@ def test_check_names_a_bad_glossary_by_its_file_and_entry_and_still_checks_the_r
     ("terms:\n  - en: device\n    term: 设备\n    avoid: [设备]\n",
      r"entry 1 \(device\): avoids its own term"),
     ("terms:\n  - en: device\n    term: 设备\n    avoids: [装置]\n", r"unknown key\(s\) avoids"),
-    ("terms:\n  - en: device\n    term: 设备\n    avoid: [装置]\n    allow: [设备化]\n",
-     r"allow '设备化' holds no avoided form"),
     ("terms:\n  - en: device\n    term: 设备\n    avoid: 装置: x\n", r"not YAML"),
     ("terms:\n  - en: device\n    term: 设备\n    avoid: [1]\n", r"`avoid` must be a list"),
     ("words: []\n", r"one key, `terms`"),

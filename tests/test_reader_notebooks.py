@@ -65,7 +65,7 @@ def test_math_kept(written):
 
 @pytest.mark.parametrize("code", ["en", "zh-CN"])
 def test_myst_rendered_as_markdown(code):
-    renderer = reader_notebooks._Renderer(code, "devices")
+    renderer = reader_notebooks._Renderer(code)
     text = ("(x-label)=\n## A section\n\n:::{note}\nSee {ref}`hardware-note` and "
             "{doc}`tensors`.\n:::\n\n:::{admonition} Version notes\nBody.\n:::\n")
     rendered = renderer.markdown(text, "sample")
@@ -88,7 +88,7 @@ def test_exercises_numbered_and_solutions_plain_sections():
 
 @pytest.mark.parametrize("code", ["zh-CN", "ja"])
 def test_a_cjk_notebook_slants_nothing_and_titles_as_its_language_does(code):
-    renderer = reader_notebooks._Renderer(code, "devices")
+    renderer = reader_notebooks._Renderer(code)
     rendered = renderer.markdown("张量*放置*在 GPU 上；*x* 与 *y* 不变。", "sample")
     assert rendered == "张量**放置**在 GPU 上；*x* 与 *y* 不变。"
     text = "\n".join(c.source for c in reader_notebooks.convert(code, "exercises").cells
@@ -102,7 +102,7 @@ def test_a_cjk_notebook_slants_nothing_and_titles_as_its_language_does(code):
 
 
 def test_an_unknown_label_is_named():
-    renderer = reader_notebooks._Renderer("en", "devices")
+    renderer = reader_notebooks._Renderer("en")
     with pytest.raises(ValueError, match=r"here: \{ref\}`nowhere`: no such label in the en"):
         renderer.markdown("See {ref}`nowhere`.", "here")
     with pytest.raises(ValueError, match=r"here: directive \{warning\} has no plain-Markdown"):

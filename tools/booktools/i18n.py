@@ -6,12 +6,9 @@ carried over); its notebook is its cells with the English notebook's outputs. It
 hash of the English prose it translates: a page whose English changed since shows a banner.
 
     python -m booktools.i18n check            # structure and rule problems; exit 1 if any
-    python -m booktools.i18n reflow CODE [CHAPTER ...]  # zh-CN, ja: a paragraph a line
     python -m booktools.i18n sync [CODE ...]   # carry English's code, write the notebooks
     python -m booktools.i18n stamp CODE CHAPTER [CHAPTER ...]
-    python -m booktools.i18n report           # translated, lagging and missing pages
     python -m booktools.i18n codes            # the translated editions' codes
-    python -m booktools.i18n stage [CODE ...] # prepare the folders the sites build from
 """
 from __future__ import annotations
 
@@ -43,9 +40,9 @@ from booktools.runs import as_python, code_cells, comments, same_program
 
 __all__ = ["Language", "languages", "language", "for_sphinx", "translations", "english_chapters",
            "source", "notebook", "lags", "stamp", "structure_problems", "glossary_file",
-           "exercise_word", "rule_problems", "comment_faults", "check", "sync", "reflow",
+           "exercise_word", "rule_problems", "comment_faults", "check", "sync",
            "site_path", "alternates", "edition_pages", "relative_url", "edition_toc", "stage",
-           "report", "main"]
+           "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = ROOT / "chapters"
@@ -190,13 +187,8 @@ def lags(code: str, chapter: str, chapters: Path = CHAPTERS, i18n: Path = I18N) 
 def stamp(code: str, names: list[str], chapters: Path = CHAPTERS, i18n: Path = I18N) -> list:
     """Record that the translations are of the English prose as it is now (all checked before
     any is written); return the hashes."""
-    if language(code).english:
-        raise ValueError("English is what the editions translate: stamp a translation "
-                         f"({', '.join(lang.code for lang in translations())})")
-    for chapter in names:
-        if not (chapters / f"{chapter}.md").is_file():
-            raise ValueError(f"no English chapter {chapter!r}: the chapters are "
-                             f"{', '.join(english_chapters(chapters))}")
+    language(code)  # a known edition
+    for chapter in names:  # English is no translation: i18n/en/chapters/ does not exist
         if not source(code, chapter, i18n).is_file():
             raise ValueError(f"{_shown(source(code, chapter, i18n), i18n)} does not exist: "
                              f"translate chapters/{chapter}.md into it first "
@@ -412,31 +404,6 @@ def d2l_link_faults(code: str, text: str) -> list[tuple[int, str]]:
             for m in re.finditer(r"https?://(?:www\.)?d2l\.ai/[^\s)>\]]*", line)]
 
 
-def reflow(code: str, names: list[str] | None = None, chapters: Path = CHAPTERS,
-           i18n: Path = I18N) -> list[Path]:
-    """Put each paragraph and figure text of zh-CN or ja chapters (all without names) and
-    the hardware-note snippet on one line; write their notebooks; return the files changed."""
-    if not language(code).cjk:
-        raise ValueError(f"{code} wraps its lines freely: reflow is for Chinese and Japanese")
-    names = names or [c for c in english_chapters(chapters) if source(code, c, i18n).is_file()]
-    paths = [source(code, chapter, i18n) for chapter in names]
-    problems = []
-    for chapter, path in zip(names, paths):
-        if chapter not in english_chapters(chapters) or not path.is_file():
-            raise ValueError(f"no translation {_shown(path, i18n)} of an English chapter")
-        problems += _code_problems(_read(chapters / f"{chapter}.ipynb"), path, i18n, code)
-    texts, snippet = {}, i18n / code / SNIPPET
-    for path in paths + ([snippet] if snippet.is_file() else []):
-        try:
-            texts[path] = typography.reflow(read_text(path), _edition_titles(code, i18n))
-        except ValueError as error:
-            problems.append(f"{_shown(path, i18n)}: {error}")
-    if problems:
-        raise ValueError("nothing written: run sync first, or mend by hand:\n"
-                         + "\n".join(problems))
-    return _write_all(texts, [(code, chapter) for chapter in names], chapters, i18n)
-
-
 # --- the notebooks ---
 
 def _notebook_text(code: str, chapter: str, chapters: Path, i18n: Path, stored=None) -> str:
@@ -493,6 +460,7 @@ def drawn_in(code: str, cell) -> list:
     notebook stores it (retina PNG): a d2lgpu.plots plot from the data its output
     carries, a d2lgpu.figures figure by running the cell again with $D2LGPU_LANGUAGE set."""
     import warnings
+    from unittest import mock
 
     import matplotlib
     matplotlib.use("Agg")
@@ -509,10 +477,9 @@ def drawn_in(code: str, cell) -> list:
     if not FIGURE_CODE.search(cell.source):
         return outputs
     images = [o for o in outputs if "image/png" in o.get("data", {})]
-    before, saved = set(plt.get_fignums()), os.environ.get(LANGUAGE_VARIABLE)
-    os.environ[LANGUAGE_VARIABLE] = code
+    before = set(plt.get_fignums())
     try:
-        with warnings.catch_warnings():
+        with mock.patch.dict(os.environ, {LANGUAGE_VARIABLE: code}), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # plt.show() on Agg
             exec(compile(cell.source, "<figure cell>", "exec"), {"plt": plt})
         drawn = [plt.figure(n) for n in plt.get_fignums() if n not in before]
@@ -525,10 +492,6 @@ def drawn_in(code: str, cell) -> list:
     finally:
         for n in set(plt.get_fignums()) - before:
             plt.close(n)
-        if saved is None:
-            os.environ.pop(LANGUAGE_VARIABLE, None)
-        else:
-            os.environ[LANGUAGE_VARIABLE] = saved
     return outputs
 
 
@@ -567,14 +530,6 @@ def _write(path: Path, text: str) -> bool:
     return True
 
 
-def _write_all(texts: dict[Path, str], pages: list[tuple[str, str]], chapters: Path,
-               i18n: Path) -> list[Path]:
-    """Write the texts, then the pages' (code, chapter) notebooks; return what changed."""
-    changed = [path for path, text in texts.items() if _write(path, text)]
-    return changed + [notebook(code, c, i18n) for code, c in pages
-                      if _write(notebook(code, c, i18n), _notebook_text(code, c, chapters, i18n))]
-
-
 def sync(codes: list[str] | None = None, chapters: Path = CHAPTERS, i18n: Path = I18N) -> list[Path]:
     """Carry English's code into the translations and write the notebooks that changed;
     nothing written if an English notebook is unexecuted or a translation needs a translator."""
@@ -602,7 +557,9 @@ def sync(codes: list[str] | None = None, chapters: Path = CHAPTERS, i18n: Path =
     if problems:
         raise ValueError("nothing written: these translations need a translator first:\n"
                          + "\n".join(problems))
-    return _write_all(texts, pages, chapters, i18n)
+    changed = [path for path, text in texts.items() if _write(path, text)]
+    return changed + [notebook(code, c, i18n) for code, c in pages
+                      if _write(notebook(code, c, i18n), _notebook_text(code, c, chapters, i18n))]
 
 
 # --- the website: one site per edition, _build/html/ and _build/html/<code>/ ---
@@ -650,8 +607,6 @@ def stage(code: str, build: Path = STAGES) -> Path:
     """The folder a translated site builds from: links to its chapters and the book's files,
     _toc.yml and _config.yml in its words (built with ``--path-output`` its parent)."""
     lang = language(code)
-    if lang.english:
-        raise ValueError("English builds from the book's root, not from a stage")
     src = build / code / "src"
     src.mkdir(parents=True, exist_ok=True)
     (src.parent / "_build").mkdir(exist_ok=True)
@@ -683,19 +638,6 @@ def check(chapters: Path = CHAPTERS, i18n: Path = I18N) -> list[str]:
                         + rule_problems(lang.code, chapter, i18n, chapters))))
 
 
-def report(chapters: Path = CHAPTERS, i18n: Path = I18N) -> list[str]:
-    """Per edition, a line: its translated, lagging and missing chapters."""
-    lines = []
-    for lang in translations():
-        done = [c for c in english_chapters(chapters) if source(lang.code, c, i18n).is_file()]
-        missing = sorted(set(english_chapters(chapters)) - set(done))
-        behind = [c for c in done if lags(lang.code, c, chapters, i18n)]
-        lines.append(f"{lang.code}: {len(done)} translated, {len(behind)} behind English"
-                     + (f" ({', '.join(behind)})" if behind else "") + f", {len(missing)} missing"
-                     + (f" ({', '.join(missing)})" if missing else ""))
-    return lines
-
-
 def main(argv: list[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):  # a message quotes CJK text: any locale prints it
         if hasattr(stream, "reconfigure"):
@@ -703,9 +645,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m booktools.i18n", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    for command, *arguments in (("check",), ("sync", "codes*"), ("reflow", "code", "chapters*"),
-                                ("stamp", "code", "chapters+"), ("report",), ("codes",),
-                                ("stage", "codes*")):
+    for command, *arguments in (("check",), ("sync", "codes*"), ("stamp", "code", "chapters+"),
+                                ("codes",)):
         each = sub.add_parser(command)
         for argument in arguments:  # "codes*": any number of codes
             name = argument.rstrip("*+")
@@ -716,26 +657,16 @@ def main(argv: list[str] | None = None) -> int:
             problems = check()
             print("\n".join(problems) or "every translation has English's structure "
                   "and follows its edition's rules")
-            if problems:
-                print(f"{len(problems)} problem(s) (MAINTAINING.md: Translations)")
             return 1 if problems else 0
-        if args.command in ("reflow", "sync"):
-            changed = reflow(args.code, args.chapters) if args.command == "reflow" \
-                else sync(args.codes)
-            for path in changed:
-                print(f"{args.command}: {files.shown(path)}")
-            print(f"{args.command}: {len(changed)} file(s) changed")
+        if args.command == "sync":
+            print("\n".join(f"sync: {files.shown(path)}" for path in sync(args.codes))
+                  or "sync: every translation and notebook was in step")
         elif args.command == "stamp":
             for chapter, digest in zip(args.chapters, stamp(args.code, args.chapters)):
                 print(f"stamp: i18n/{args.code}/chapters/{chapter}.md translates "
                       f"English prose {digest}")
-        elif args.command == "report":
-            print("\n".join(report()))
         elif args.command == "codes":
             print("\n".join(lang.code for lang in translations()))
-        elif args.command == "stage":
-            for code in args.codes or [lang.code for lang in translations()]:
-                print(f"{code}\t{stage(code)}")
     except ValueError as error:
         print(f"i18n: {error}", file=sys.stderr)
         return 2

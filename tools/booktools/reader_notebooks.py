@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 
 from booktools import i18n
-from booktools.typography import has_cjk
+from booktools.typography import EXPLICIT_TITLE, has_cjk
 from booktools.book import ROOT, book_config
 from booktools.gpu_figures import directive_text, parser
 
@@ -32,7 +32,6 @@ ADMONITIONS = {"note": "Note"}  # those the chapters use: another directive fail
 ROLE = re.compile(r"\{(?P<role>ref|doc|numref)\}`(?P<body>[^`]+)`")
 # Emphasis of CJK text: Colab slants it (no CJK italic exists); the site shows dots.
 CJK_EMPHASIS = re.compile(r"(?<![*0-9A-Za-z_])\*([^*\n]+)\*(?![*0-9A-Za-z_])")
-EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
 README = """# Reader notebooks
 
 The notebooks the book's launch buttons open in Colab and SageMaker Studio Lab, made from
@@ -127,8 +126,8 @@ def _quoted(title: str, body: str) -> str:
 
 
 class _Renderer:
-    def __init__(self, code: str, chapter: str):
-        self.code, self.chapter = code, chapter
+    def __init__(self, code: str):
+        self.code = code
         self.words = _words(code)
         self.found = targets(code)
         self.exercises = 0
@@ -137,8 +136,8 @@ class _Renderer:
     def link(self, match: re.Match, where: str) -> str:
         """A {ref}, {doc} or {numref} as a link to its target's page in this edition."""
         body = match["body"].strip()
-        explicit = EXPLICIT.match(body)
-        text, name = (explicit["text"], explicit["target"]) if explicit else (None, body)
+        explicit = EXPLICIT_TITLE.match(body)  # "text <target>"
+        text, name = (explicit[1], explicit[2]) if explicit else (None, body)
         if match["role"] == "doc":
             name = "chapters/" + name.rsplit("/", 1)[-1].removesuffix(".md").removesuffix(".ipynb")
         target = self.found.get(name)
@@ -200,7 +199,7 @@ def convert(code: str, chapter: str):
     source = _notebook_path(code, chapter)
     reader = copy.deepcopy(nbformat.read(source, as_version=4))
     reader.metadata.pop("jupytext", None)  # no paired .md beside it
-    renderer = _Renderer(code, chapter)
+    renderer = _Renderer(code)
     cells = []
     for index, cell in enumerate(reader.cells):
         where = f"{source.relative_to(ROOT)} cell {index}"

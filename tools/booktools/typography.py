@@ -1,14 +1,13 @@
 """CJK typography of the editions: a paragraph a line, bold that parses, spacing at links.
 
 zh-CN and ja keep each paragraph and figure text (``alt:``, ``caption:``) on one line
-(``reflow`` joins them by ``wants_space``). ``faults`` reads bold and emphasis as MyST
+(the translator joins them by hand). ``faults`` reads bold and emphasis as MyST
 parses them, holds a link's or role's edges, its title resolved (``Titles``), to
 ``wants_space``, and a title shown inside a sentence to ``REFERENCE_RULES``. Not
 autocorrect-py: its lint looks past link edges and role titles and flags the book's 矩阵-向量.
 """
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from booktools import files, gpu_figures
 from booktools.gpu_figures import prose_paragraphs
 
 __all__ = ["CJK_LETTER", "FULLWIDTH_PUNCTUATION", "has_cjk", "wants_space", "Titles",
-           "line_breaks", "reflow", "faults", "REFERENCE_RULES"]
+           "faults", "REFERENCE_RULES", "EXPLICIT_TITLE"]
 
 # Han, kana, 々〆〇, full-width letters and digits, half-width katakana.
 CJK_LETTER = re.compile("[\u3005-\u3007\u3040-\u309f\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff"
@@ -31,9 +30,9 @@ FULLWIDTH_PUNCTUATION = re.compile("[\u3000-\u3004\u3008-\u303f\u30fb\uff01-\uff
                                    "\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
                                    "\u2018\u2019\u201c\u201d\u2014\u2026]")
 LATIN = re.compile(r"[0-9A-Za-z\u00c0-\u024f]")
-ROLE = re.compile(r"\{(doc|ref)\}`([^`]+)`")
 EXPLICIT_TITLE = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
-REFLOW_HINT = "python -m booktools.i18n reflow"
+JOIN_HINT = ("join its lines by hand: no space between CJK characters, one between CJK and "
+             "Latin text")
 
 
 def has_cjk(text: str) -> bool:
@@ -103,96 +102,25 @@ class Titles:
 
 _HEADER = re.compile(r"^`{3,}\{code-cell\}[^\n]*\n---\n(.*?)^---[ \t]*$", re.M | re.S)
 # alt: or caption: and the lines that continue it (more indented; blank lines between).
-_FIGURE_TEXT = re.compile(r"^([ \t]*)(alt|caption):(?:[ \t]+(.*?))?[ \t]*$"
-                          r"(?:(?:\n[ \t]*)*\n\1[ \t]+\S.*)*", re.M)
+_FIGURE_TEXT = re.compile(r"^([ \t]*)(alt|caption):.*(?:(?:\n[ \t]*)*\n\1[ \t]+\S.*)*", re.M)
 
 
-def _figure_texts(text: str):
-    """(first, end, match) of each alt: and caption: in a code cell's YAML header, lines
-    counted from 0."""
-    for header in _HEADER.finditer(text):
-        for key in _FIGURE_TEXT.finditer(text, header.start(1), header.end(1)):
-            first = text.count("\n", 0, key.start())
-            yield first, first + key.group(0).count("\n") + 1, key
-
-
-def _paragraph_runs(text: str) -> list[tuple[int, int]]:
-    """(first, last) line numbers of each prose paragraph on more than one line (not tables)."""
-    runs = []
+def _line_breaks(text: str) -> list[tuple[int, str]]:
+    """(line, message) of each line break inside a paragraph or a figure's text."""
+    found = []
     for paragraph in prose_paragraphs(text):
         if paragraph.text.startswith("|"):
             continue  # a table: a row a line, as markdown wants
-        numbers = [number for _, number in paragraph.starts]
-        first = numbers[0]
-        for this, following in zip(numbers, numbers[1:] + [None]):
-            if following != this + 1:
-                if this > first:
-                    runs.append((first, this))
-                first = following
-    return runs
-
-
-def line_breaks(text: str) -> list[tuple[int, str]]:
-    """(line, message) of each line break inside a paragraph or a figure's text."""
-    found = [(number, "a line break inside a paragraph (zh-CN and ja keep a paragraph on "
-              f"one line): {REFLOW_HINT}")
-             for first, last in _paragraph_runs(text) for number in range(first, last)]
-    found += [(first + 1, f"a line break inside the figure's {key.group(2)}: text (zh-CN and "
-               f"ja keep it on one YAML line): {REFLOW_HINT}")
-              for first, end, key in _figure_texts(text) if end - first > 1]
+        numbers = {number for _, number in paragraph.starts}
+        found += [(number, "a line break inside a paragraph (zh-CN and ja keep a paragraph on "
+                   f"one line): {JOIN_HINT}") for number in numbers if number + 1 in numbers]
+    for header in _HEADER.finditer(text):
+        for key in _FIGURE_TEXT.finditer(text, header.start(1), header.end(1)):
+            if "\n" in key.group(0):
+                found.append((text.count("\n", 0, key.start()) + 1,
+                              f"a line break inside the figure's {key.group(2)}: text (zh-CN "
+                              f"and ja keep it on one YAML line): {JOIN_HINT}"))
     return sorted(found)
-
-
-def _visible_edge(piece: str, titles: Titles | None, last: bool) -> str:
-    """The first (last) character a reader sees of a line: code and math read as Latin."""
-    if last:
-        piece = re.sub(r"\]\([^()\s]*\)$", "", piece.rstrip().rstrip("*_")).rstrip("*_")
-        role = re.search(ROLE.pattern + "$", piece)
-    else:
-        piece = piece.lstrip().lstrip("*_[")
-        role = ROLE.match(piece)
-    shown = ((titles.shown(*role.groups()) if titles else None) or "") if role else piece
-    edge = shown[-1:] if last else shown[:1]
-    return "x" if not role and edge in ("`", "$") else edge
-
-
-def _joined(left: str, right: str, titles: Titles | None) -> str:
-    """Two lines of one paragraph as one: a space only where the rule wants or allows one."""
-    space = wants_space(_visible_edge(left, titles, True), _visible_edge(right, titles, False))
-    return left.rstrip() + ("" if space is False else " ") + right.strip()
-
-
-def _fold(lines: list[str], titles: Titles | None) -> str:
-    joined = ""
-    for line in lines:
-        joined = _joined(joined, line, titles) if joined else line
-    return joined
-
-
-def _yaml_line(key, lines: list[str], titles: Titles | None) -> str:
-    """A figure text of several YAML lines as one, its quoting kept (a block scalar: quoted)."""
-    value, pieces = key.group(3) or "", [line.strip() for line in lines if line.strip()]
-    if re.fullmatch(r"[|>][+-]?\d?", value):
-        return f"{key.group(1)}{key.group(2)}: " + json.dumps(_fold(pieces, titles),
-                                                              ensure_ascii=False)
-    if value.endswith("\\") or any(p.endswith("\\") for p in pieces):
-        raise ValueError(f"a figure's {key.group(2)}: text continued with a backslash: "
-                         "join its lines by hand")
-    return f"{key.group(1)}{key.group(2)}: {_fold([value, *pieces], titles)}"
-
-
-def reflow(text: str, titles: Titles | None = None) -> str:
-    """``text`` with each paragraph and figure text on one line (``wants_space`` joins lines)."""
-    lines = text.splitlines(keepends=True)
-    plain = [line.rstrip("\r\n") for line in lines]
-    edits = [(first - 1, last, None) for first, last in _paragraph_runs(text)]
-    edits += [(first, end, key) for first, end, key in _figure_texts(text) if end - first > 1]
-    for first, end, key in sorted(edits, reverse=True):
-        ending = lines[end - 1][len(plain[end - 1]):] or "\n"
-        joined = _fold(plain[first:end], titles) if key is None \
-            else _yaml_line(key, plain[first + 1:end], titles)
-        lines[first:end] = [joined.rstrip() + ending]
-    return "".join(lines)
 
 
 # --- inline markdown as MyST renders it ---
@@ -231,7 +159,7 @@ def faults(text: str, cjk: bool, titles: Titles, rule: tuple | None = None,
     and ja (``cjk``) each line break inside a paragraph, bold ending in "。" and a space, link
     or role whose edge breaks CJK spacing, and emphasis (dots) over Latin text or on a term
     of ``terms``."""
-    found = line_breaks(text) if cjk else []
+    found = _line_breaks(text) if cjk else []
     for paragraph in prose_paragraphs(text):
         tokens = _parser().parseInline(paragraph.text)[0].children or []
         found += _bold(paragraph, tokens, cjk)
@@ -347,7 +275,7 @@ def _spacing(paragraph, tokens: list, titles: Titles) -> list[tuple[int, str]]:
                           (shown[-1], after[:1], range(right, len(source) - len(after)))):
             want = wants_space(a, b)
             if breaks.intersection(gap):
-                continue  # a line break, which line_breaks reports
+                continue  # a line break, which _line_breaks reports
             if want is False and gap:
                 found.append((paragraph.line_at(start),
                               f"a space between \"{a}\" and \"{b}\" at {where}, which shows: "

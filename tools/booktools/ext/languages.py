@@ -90,12 +90,8 @@ class Words(gettext.NullTranslations):
         self.words = dict(words)
         self.add_fallback(fallback)  # None: none
 
-    def gettext(self, message: str) -> str:
+    def gettext(self, message: str) -> str:  # no template or theme here asks ngettext
         return self.words.get(message) or super().gettext(message)
-
-    def ngettext(self, singular: str, plural: str, n: int) -> str:
-        return self.words.get(singular if n == 1 else plural) or \
-            super().ngettext(singular, plural, n)
 
 
 def put_words_first(app: Sphinx, config: Config) -> None:
