@@ -20,7 +20,8 @@ BUILD_TIMEOUT = 600  # seconds; the build executes nothing
 _SITE_BUILD = pytest.StashKey["SiteBuild"]()
 # The tests that read the built site (a run that selects none builds nothing).
 SITE_TESTS = (ROOT / "tests" / "test_site_build.py", ROOT / "tests" / "test_pdf.py",
-              ROOT / "tests" / "test_reproducible_build.py", ROOT / "tests" / "browser")
+              ROOT / "tests" / "test_reproducible_build.py", ROOT / "tests" / "browser",
+              ROOT / "tests" / "test_reader_notebooks.py")
 
 # The order in which the xdist workers get the test files (--no-loadscope-reorder
 # in pyproject.toml keeps it): long ones first, so that the short unit tests

@@ -16,9 +16,9 @@ RAW = re.compile(r"\{(ref|doc|numref|eq|term)\}`|^\([\w.:-]+\)=\s*$|^:::|^```\{"
 
 
 @pytest.fixture(scope="module")
-def written(tmp_path_factory):
-    out = tmp_path_factory.mktemp("colab")
-    return out, reader_notebooks.write(out)
+def written(built_site):
+    """The reader notebooks the site build wrote (python -m booktools.reader_notebooks)."""
+    return reader_notebooks.OUT, sorted(reader_notebooks.OUT.rglob("*.ipynb"))
 
 
 def _pairs(written):
