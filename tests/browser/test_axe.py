@@ -22,3 +22,29 @@ def test_the_test_command_scans_english_and_one_page_per_edition(monkeypatch):
     monkeypatch.setenv("BOOK_AXE", "yes")
     with pytest.raises(ValueError, match="BOOK_AXE='yes': use BOOK_AXE=all"):
         full_scan()
+
+
+BROKEN = """<!DOCTYPE html><html lang="en"><head><title>Broken</title></head><body><main>
+<img src="plot.png"><p style="color: #bbb; background: #fff">faint text</p>
+<button aria-label="Close">Open menu</button></main></body></html>"""
+
+
+def test_a_broken_page_fails_naming_the_rule_and_the_element():
+    from axe_scan import AXE, RUN, WIDTH, problems
+    from booktools import chromium
+    from test_site_browser import new_context, offline_chromium, sync_api
+    if chromium.version() is None:
+        pytest.skip(f"no Chromium at {chromium.executable()}")
+    with sync_api.sync_playwright() as playwright, offline_chromium(playwright) as browser:
+        tab = new_context(browser, WIDTH).new_page()
+        tab.set_content(BROKEN)
+        tab.add_script_tag(path=str(AXE))
+        found, contrast = tab.evaluate(RUN, {}), tab.evaluate(RUN, {"runOnly": ["color-contrast"]})
+    left = problems(found)
+    assert any(p.startswith("image-alt (critical: ") and p.endswith('img <img src="plot.png">')
+               for p in left), left
+    assert any(p.startswith("color-contrast (serious: ") and "faint text" in p for p in left), left
+    assert any(p.startswith("label-content-name-mismatch (serious: ") and "Open menu" in p
+               for p in left), left
+    # runOnly reaches axe: the dark pass's contrast rules alone.
+    assert {v["id"] for v in contrast} == {"color-contrast"}
