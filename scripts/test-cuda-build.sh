@@ -5,7 +5,6 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 torch="${CUDA_TORCH_VERSION:-$(sed -n 's/^torch==//p' requirements.txt)}"
-[ -n "$torch" ] || { echo "test-cuda-build: no torch==VERSION in requirements.txt" >&2; exit 2; }
 [ -x .venv-cuda/bin/python ] || "${PYTHON:-python3}" -m venv .venv-cuda
 sed "s/^torch==.*/torch==$torch/" requirements.txt > .venv-cuda/requirements.txt
 .venv-cuda/bin/python -m pip install -q --disable-pip-version-check -r .venv-cuda/requirements.txt

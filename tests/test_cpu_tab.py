@@ -72,18 +72,11 @@ def test_a_notebook_without_the_machine_shows_the_output_alone(tmp_path, machine
     assert (label, text) == ("CPU (book’s output)", "cpu\n")
 
 
-def test_refresh_records_the_machine_and_no_execute_keeps_it(tmp_path):
+def test_refresh_records_the_machine(tmp_path):
     md = tmp_path / "tiny.md"
     md.write_text(TINY)
     ipynb = notebooks.refresh(md)
     facts = nbformat.read(ipynb, as_version=4).metadata[notebooks.MACHINE_KEY]
     assert facts == notebooks.machine()
     assert set(facts) == {"cpu", "threads", "torch"} and facts["threads"] >= 1
-    # Without executing, the outputs kept are the old machine's, and so is the line.
-    nb = nbformat.read(ipynb, as_version=4)
-    nb.metadata[notebooks.MACHINE_KEY] = MACHINE
-    nbformat.write(nb, ipynb)
-    md.write_text(TINY.replace("# Tiny", "# Tiny\n\nA new sentence."))
-    notebooks.refresh(md, execute=False)
-    assert nbformat.read(ipynb, as_version=4).metadata[notebooks.MACHINE_KEY] == MACHINE
     assert notebooks.pair_problem(md) is None

@@ -165,7 +165,7 @@ def test_sync_refuses_a_new_english_cell_and_writes_nothing(book):
 
 
 def test_sync_refuses_an_english_notebook_with_unexecuted_cells_and_writes_nothing(book):
-    # refresh.sh --no-execute leaves an edited cell without outputs: sync would
+    # A cell without outputs (JupyterLab's "clear outputs", saved): sync would
     # copy that loss into every translation.
     chapters, root = book
     path = chapters / "devices.ipynb"

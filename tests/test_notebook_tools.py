@@ -50,31 +50,15 @@ def chapter(tmp_path):
     return tmp_path / "devices.md"
 
 
-def test_no_execute_keeps_the_outputs_of_every_unchanged_cell(chapter, capsys):
-    before = _outputs(chapter.with_suffix(".ipynb"))
-    assert any(outputs for _, outputs, _ in before)
-    chapter.write_text(chapter.read_text().replace("\n# ", "\nA new sentence.\n\n# ", 1))
-    notebooks.refresh(chapter, execute=False)
-    assert _outputs(chapter.with_suffix(".ipynb")) == before
-    assert capsys.readouterr().err == ""
-    assert notebooks.pair_problem(chapter) is None
-
-
-def test_no_execute_says_which_cells_changed_and_the_build_refuses_them(chapter, capsys,
-                                                                      monkeypatch):
+def test_a_chapter_with_unexecuted_cells_is_refused(chapter, monkeypatch):
     ipynb = chapter.with_suffix(".ipynb")
-    before = _outputs(ipynb)
-    first = before[0][0]
-    chapter.write_text(chapter.read_text().replace(first, first + "\n1 + 1", 1))
-    notebooks.refresh(chapter, execute=False)
-    after = _outputs(ipynb)
-    assert after[0][1:] == ([], None) and after[1:] == before[1:]
-    err = capsys.readouterr().err
-    assert f"{chapter}: code cells 1 changed and have no output until executed" in err
-    assert f"bash scripts/refresh.sh {chapter}" in err
+    nb = nbformat.read(ipynb, as_version=4)
+    cells = [c for c in nb.cells if c.cell_type == "code"]
+    cells[0].outputs, cells[0].execution_count = [], None
+    nbformat.write(nb, ipynb)
     monkeypatch.setattr(notebooks, "CHAPTERS", chapter.parent)
     assert notebooks.output_problems() == [
-        f"{ipynb}: code cells 1 of {len(after)} have no stored outputs (never executed): "
+        f"{ipynb}: code cells 1 of {len(cells)} have no stored outputs (never executed): "
         f"bash scripts/refresh.sh {chapter}"]
 
 
@@ -146,17 +130,15 @@ def test_a_notebook_line_is_given_as_its_markdown_line():
     assert notebooks.md_line(md, len(cells), 0) is None
 
 
-def test_a_cell_that_raises_in_refresh_is_named_with_its_line_in_two_lines(tmp_path):
-    # nbclient's own message was ~60 lines of traceback, with no file:line.
+def test_a_cell_that_raises_in_refresh_writes_nothing_and_says_what_to_do(tmp_path):
     md = tmp_path / "tiny.md"
     md.write_text(TINY.replace('print("drawn")', 'print("drawn")\nsizes = {}\nsizes["gpu"]'))
     with pytest.raises(SystemExit) as stop:
         notebooks.refresh(md)
-    line = md.read_text().splitlines().index('sizes["gpu"]') + 1
-    assert str(stop.value).splitlines() == [
-        f"refresh: {md}:{line}: KeyError: 'gpu'",
-        "refresh: nothing written; mend the cell, or tag it raises-exception where raising "
-        "is what it shows"]
+    said = str(stop.value)
+    assert said.startswith(f"refresh: {md}: ") and 'sizes["gpu"]' in said and "KeyError" in said
+    assert said.endswith("\nrefresh: nothing written; mend the cell, or tag it raises-exception "
+                         "where raising is what it shows")
     assert not md.with_suffix(".ipynb").exists()
 
 
@@ -169,7 +151,7 @@ def test_an_unclosed_fence_is_named_by_its_line(tmp_path, monkeypatch):
     line = text.splitlines().index("x = 1")
     with pytest.raises(SystemExit, match=rf"^refresh: {md}:{line}: this fence "
                                          r"\(```\{code-cell\} ipython3\) is never closed"):
-        notebooks.refresh(md, execute=False)
+        notebooks.refresh(md)
     assert not md.with_suffix(".ipynb").exists()
     monkeypatch.setattr(notebooks, "CHAPTERS", tmp_path)
     assert [p.split(": this fence")[0] for p in notebooks.markdown_problems()] == [f"{md}:{line}"]
@@ -206,17 +188,3 @@ def test_measurings_setup_keeps_the_cuda_home_warning_out_of_its_outputs(tmp_pat
     loud = subprocess.run([sys.executable, "-c", script.replace(python, "")],
                           capture_output=True, text=True, timeout=300, env=env)
     assert "No CUDA runtime is found" in loud.stderr
-
-
-def test_no_execute_keeps_the_outputs_of_a_cell_whose_nested_metadata_is_reordered():
-    # tensors' figure cell lost its figure: its mystnb metadata came back from the
-    # markdown with its keys in another order, and the comparison read that as a change.
-    from booktools.notebooks import keep_outputs
-    old, new = nbformat.v4.new_notebook(), nbformat.v4.new_notebook()
-    for nb, mystnb in ((old, {"image": {"alt": "a", "width": "50%"}, "figure": {"caption": "c"}}),
-                       (new, {"figure": {"caption": "c"}, "image": {"width": "50%", "alt": "a"}})):
-        cell = nbformat.v4.new_code_cell("draw()", metadata={"mystnb": mystnb, "name": "fig"})
-        nb.cells.append(cell)
-    old.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="drawn\n")]
-    assert keep_outputs(new, old) == []
-    assert new.cells[0].outputs == old.cells[0].outputs

@@ -680,12 +680,11 @@ def test_page_is_light(visit, page):
 
 @pytest.mark.parametrize("width", [WIDE, PHONE])
 @pytest.mark.parametrize("page", PAGES)
-def test_icons_come_from_the_font_and_no_source_map_or_icon_script_loads(visits, page, width):
+def test_icons_come_from_the_font_and_no_icon_script_loads(visits, page, width):
     # The theme's CSS draws the icons with its font: booktools.ext.site_assets drops
-    # the 1.5 MB script that draws them again, and the source maps.
+    # the 1.5 MB script that draws them again.
     paths = [urlsplit(url).path for url in visits(page, width).transferred]
-    unwanted = [p for p in paths if p.endswith(".map") or p.endswith("/fontawesome.js")]
-    assert unwanted == [], "source maps or the icon script"
+    assert [p for p in paths if p.endswith("/fontawesome.js")] == [], "the icon script"
     assert [p for p in paths if re.search(r"/webfonts/fa-solid-900\.woff2$", p)], \
         "the icon font did not load"
 

@@ -17,21 +17,9 @@ NOTEBOOK_BRANCH = "notebooks"
 
 def toc_pages() -> list[str]:
     """Every page that _toc.yml lists (root first), as docnames like 'chapters/intro'."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    pages = [toc["root"]]
+    from sphinx_external_toc.parsing import parse_toc_yaml  # jupyter-book's own reader
 
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                pages.append(entry["file"])
-            walk(entry.get("sections"))
-            walk(entry.get("chapters"))
-
-    walk(toc.get("chapters"))
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    # _toc.yml may name a file with its suffix; Sphinx's docname has none.
-    return [p.removesuffix(".md").removesuffix(".ipynb") for p in pages]
+    return list(parse_toc_yaml(ROOT / "_toc.yml"))
 
 
 def book_config() -> dict:

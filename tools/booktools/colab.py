@@ -67,13 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         lines += [f"- `{path.stem}`: {verdict}", *(f"  - {problem}" for problem in found)]
         failed += found
     if args.report:
-        try:
-            import torch
-            versions = f"Python {sys.version.split()[0]}, torch {torch.__version__}"
-        except ImportError:
-            versions = f"Python {sys.version.split()[0]}, no torch"
-        args.report.write_text(f"Each chapter run as a Colab reader runs it ({versions}):\n\n"
-                               + "\n".join(lines) + "\n", encoding="utf-8")
+        args.report.write_text(f"Each chapter run as a Colab reader runs it (Python "
+                               f"{sys.version.split()[0]}):\n\n" + "\n".join(lines) + "\n",
+                               encoding="utf-8")
     return 1 if failed else 0
 
 

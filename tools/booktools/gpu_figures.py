@@ -386,7 +386,6 @@ def main(argv=None) -> int:
         return 2
     if problems:
         print(format_problems(problems))
-        print(f"\n{len(problems)} offending GPU figure(s)")
         return 1
     print("every GPU figure is recorded or a listed datasheet figure")
     return 0

@@ -1,9 +1,7 @@
 """Keep chapter notebooks in step with their MyST markdown twins (jupytext).
 
-    python -m booktools.notebooks refresh [--no-execute] chapters/devices.md [...]
-        Write each .ipynb from its .md and execute it (booktools.kernels); with
-        --no-execute, unchanged cells keep their outputs and the others have none
-        (the build refuses them: output_problems).
+    python -m booktools.notebooks refresh chapters/devices.md [...]
+        Write each .ipynb from its .md and execute it (booktools.kernels).
     python -m booktools.notebooks check
         Exit 1 when a pair disagrees or a notebook has no markdown twin.
 
@@ -13,8 +11,6 @@ which the CPU tab shows (booktools.ext.recorded_runs).
 from __future__ import annotations
 
 import argparse
-import difflib
-import json
 import re
 import sys
 from pathlib import Path
@@ -24,14 +20,13 @@ import nbformat
 from jupytext.compare import compare_notebooks
 from markdown_it import MarkdownIt
 
-from booktools import files, kernels
+from booktools import kernels
 from booktools.files import read_text, shown
 from booktools.runs import code_cells, strip_volatile
 
 __all__ = ["refresh", "machine", "MACHINE_KEY",
            "read_markdown", "pair_problem", "pair_problems", "chapter_markdowns",
-           "unexecuted", "output_problems", "keep_outputs", "md_line", "unclosed_fence",
-           "markdown_problems", "raised",
+           "unexecuted", "output_problems", "md_line", "unclosed_fence", "markdown_problems",
            "HARDWARE_NOTE", "SNIPPET"]
 
 ROOT = Path(__file__).resolve().parents[2]  # tools/booktools/notebooks.py in a checkout
@@ -84,27 +79,8 @@ def machine() -> dict:
     return {"cpu": cpu_model(), "threads": torch.get_num_threads(), "torch": torch.__version__}
 
 
-def keep_outputs(new, old) -> list[int]:
-    """Give new's unchanged code cells old's outputs; the numbers (from 1) of those without."""
-    def same(cell):  # nested metadata in any key order (mystnb: {image: {alt: ...}})
-        return cell.source, json.dumps(cell.metadata, sort_keys=True)
-    key, new_key = [same(c) for c in code_cells(old)], [same(c) for c in code_cells(new)]
-    kept = set()
-    matcher = difflib.SequenceMatcher(a=key, b=new_key, autojunk=False)
-    for block in matcher.get_matching_blocks():
-        for k in range(block.size):
-            source, target = code_cells(old)[block.a + k], code_cells(new)[block.b + k]
-            target.outputs = source.outputs
-            target.execution_count = source.execution_count
-            kept.add(block.b + k)
-    for key in ("language_info", MACHINE_KEY):
-        if key in old.metadata:
-            new.metadata.setdefault(key, old.metadata[key])
-    return [i + 1 for i in range(len(new_key)) if i not in kept]
-
-
-def refresh(md: Path, execute: bool = True) -> Path:
-    """Write md's paired notebook and execute it (or keep_outputs); return its path."""
+def refresh(md: Path) -> Path:
+    """Write md's paired notebook, executed; return its path."""
     md = md.resolve()
     if md.suffix != ".md" or not md.exists():
         raise SystemExit(f"refresh: {md} is not an existing .md chapter")
@@ -112,39 +88,19 @@ def refresh(md: Path, execute: bool = True) -> Path:
         nb = read_markdown(md)
     except ValueError as error:
         raise SystemExit(f"refresh: {error}") from None
+    from nbclient.exceptions import CellExecutionError
+    try:
+        kernels.execute(nb, md.parent, TIMEOUT)
+    except CellExecutionError as error:  # nbclient's: the cell, its traceback, the error
+        raise SystemExit(f"refresh: {shown(md)}: {error}\n"
+                         "refresh: nothing written; mend the cell, or tag it "
+                         "raises-exception where raising is what it shows") from None
+    except kernels.Stopped as stop:  # Ctrl-C, SIGTERM: the kernel is shut down
+        raise SystemExit(f"refresh: {shown(md)}: {stop}; nothing written") from None
+    nb.metadata[MACHINE_KEY] = machine()
     ipynb = md.with_suffix(".ipynb")
-    if execute:
-        from nbclient.exceptions import CellExecutionError
-        try:
-            kernels.execute(nb, md.parent, TIMEOUT)
-        except CellExecutionError as error:  # nbclient's ~60 lines: file:line and the error
-            raise SystemExit(f"refresh: {raised(md, nb, error)}\n"
-                             "refresh: nothing written; mend the cell, or tag it "
-                             "raises-exception where raising is what it shows") from None
-        except kernels.Stopped as stop:  # Ctrl-C, SIGTERM: the kernel is shut down
-            raise SystemExit(f"refresh: {shown(md)}: {stop}; nothing written") from None
-        nb.metadata[MACHINE_KEY] = machine()
-    else:
-        old = nbformat.read(ipynb, as_version=4) if ipynb.is_file() else nbformat.v4.new_notebook()
-        lost = keep_outputs(nb, old)
-        if lost:
-            print(f"refresh: {shown(md)}: code cells {', '.join(map(str, lost))} changed and have "
-                  f"no output until executed (the build refuses the chapter until then): "
-                  f"bash scripts/refresh.sh {shown(md)}", file=sys.stderr)
-    nb = strip_volatile(nb)
-    jupytext.write(nb, ipynb, fmt="ipynb")
+    jupytext.write(strip_volatile(nb), ipynb, fmt="ipynb")
     return ipynb
-
-
-def raised(md: Path, nb, error) -> str:
-    """"md:line: ExceptionName: message" of the cell that raised (the traceback's line)."""
-    index = next((i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and any(
-        o.get("output_type") == "error" for o in cell.get("outputs", []))), None)
-    trace = files.ANSI_ESCAPE.sub("", str(getattr(error, "traceback", "")))
-    within = re.findall(r"Cell In\[\d+\], line (\d+)", trace)
-    line = md_line(md, index, int(within[-1]) - 1 if within else 0) if index is not None else None
-    evalue = " ".join(str(getattr(error, "evalue", "")).split())[:300]
-    return f"{shown(md)}{f':{line}' if line else ''}: {getattr(error, 'ename', 'error')}: {evalue}"
 
 
 def markdown_problems() -> list[str]:
@@ -189,14 +145,12 @@ def md_line(md: Path, cell: int, line: int) -> int | None:
     if not 0 <= cell < len(cells):
         return None
     at = 0
-    for index, found in enumerate(cells[:cell + 1]):
+    for found in cells[:cell + 1]:  # each cell's source after the one before
         start = text.find(found.source, at)
         if start < 0:
             return None
-        if index == cell:
-            return text.count("\n", 0, start) + 1 + line
         at = start + len(found.source)
-    return None
+    return text.count("\n", 0, start) + 1 + line
 
 
 def pair_problem(md: Path) -> str | None:
@@ -231,12 +185,11 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     ref = sub.add_parser("refresh", help="regenerate and execute notebooks")
     ref.add_argument("markdowns", nargs="*", type=Path, help="default: every chapter")
-    ref.add_argument("--no-execute", action="store_true")
     sub.add_parser("check", help="check that every pair agrees")
     args = parser.parse_args(argv)
     if args.command == "refresh":
         for md in args.markdowns or chapter_markdowns():
-            print(f"refresh: {shown(refresh(md, execute=not args.no_execute))}")
+            print(f"refresh: {shown(refresh(md))}")
         return 0
     problems = pair_problems()
     for problem in problems:

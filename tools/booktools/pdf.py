@@ -21,9 +21,10 @@ import time
 import unicodedata
 from pathlib import Path
 
+from filelock import FileLock, Timeout
+
 from booktools import chromium, i18n, typography
 from booktools.book import ROOT, book_config
-from booktools.lock import Locked, locked
 
 __all__ = ["SITE", "UNITS", "site_path", "serve", "parts", "author", "finish", "comparable",
            "build", "publish", "main"]
@@ -309,21 +310,9 @@ def comparable(data: bytes) -> bytes:
     return data
 
 
-def _no_chromium() -> str:
-    return (f"no Chromium at {chromium.executable()} (or it says no version): install Debian's "
-            f"package {chromium.PACKAGE}, or name one in ${chromium.VARIABLE}")
-
-
 def build(site: Path = SITE) -> list[Path]:
-    """Print each edition's PDF into the built site."""
-    if chromium.version() is None:
-        raise RuntimeError(_no_chromium())
-    codes = [lang.code for lang in i18n.languages()]
-    missing = [i18n.site_path(code, page) for code in codes for page in i18n.edition_pages(code)
-               if not (site / i18n.site_path(code, page)).is_file()]
-    if missing:
-        raise RuntimeError(f"build the site first (bash scripts/build-site.sh): "
-                           f"{', '.join(missing[:3])} missing in {site}")
+    """Print each edition's PDF into the built site (publish: where there is a Chromium)."""
+    codes = [lang.code for lang in i18n.languages()]  # a page missing: FileNotFoundError
     return asyncio.run(_build(codes, site))  # Ctrl-C cancels it: Chromium closes
 
 
@@ -333,8 +322,10 @@ def publish(site: Path) -> bool:
         for lang in i18n.languages():  # left from a build that had Chromium: no page links them
             (site / site_path(lang.code)).unlink(missing_ok=True)
         ci = bool(os.environ.get("CI"))  # CI builds what is published: never without its PDFs
-        print(f"pdf: {'FAILED' if ci else 'NO PDF PRINTED'}: {_no_chromium()}; the site's "
-              "pages link no PDF", file=sys.stderr)
+        print(f"pdf: {'FAILED' if ci else 'NO PDF PRINTED'}: no Chromium at "
+              f"{chromium.executable()} (or it says no version): install Debian's package "
+              f"{chromium.PACKAGE}, or name one in ${chromium.VARIABLE}; the site's pages link "
+              "no PDF", file=sys.stderr)
         return not ci
     began = time.monotonic()
     try:
@@ -357,10 +348,11 @@ def main(argv: list[str] | None = None) -> int:
     argparse.ArgumentParser(prog="python -m booktools.pdf",
                             description=__doc__.splitlines()[0]).parse_args(argv)
     try:  # the build's lock: a site build replaces the site whole, PDFs and all
-        with locked(SITE.parent, who="pdf"):
+        with FileLock(SITE.parent / ".lock", timeout=0):
             return 0 if publish(SITE) else 1
-    except Locked as error:
-        print(error, file=sys.stderr)
+    except Timeout:
+        print(f"pdf: another build holds {SITE.parent / '.lock'}: wait for it to end, or end it",
+              file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("pdf: interrupted; Chromium closed, no PDF half-written", file=sys.stderr)

@@ -1,20 +1,18 @@
 """The book's GitHub repository, named once in _config.yml; the places that repeat it agree.
 
-    python -m booktools.repo check    # each GitHub address that is not _config.yml's, as file:line
-
-A fork edits ``repository.url`` and ``branch`` in _config.yml, then each place ``check`` names.
+A fork edits ``repository.url`` and ``branch`` in _config.yml, then each place that
+tests/test_repository_address.py names (``problems``: file:line).
 """
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import yaml
 
 from booktools.book import NOTEBOOK_BRANCH, ROOT
 
-__all__ = ["PLACES", "ADDRESSES", "problems", "main"]
+__all__ = ["PLACES", "ADDRESSES", "problems"]
 
 # The files that repeat the address (globs under the book's root).
 PLACES = ("_config.yml", "README.md", "CONTRIBUTING.md", "MAINTAINING.md", "CITATION.cff",
@@ -54,19 +52,3 @@ def problems(root: Path = ROOT) -> list[str]:
     return [f"{path}:{line}: {address} is not the book's repository, {url} (branch {branch}) "
             "as _config.yml names it" for path, line, address in sorted(found)]
 
-
-def main(argv: list[str] | None = None) -> int:
-    if (sys.argv[1:] if argv is None else argv) != ["check"]:
-        print("usage: python -m booktools.repo check", file=sys.stderr)
-        return 2
-    try:
-        found = problems()
-    except ValueError as error:
-        print(f"repo: {error}", file=sys.stderr)
-        return 2
-    print("\n".join(found) or "repo: every place names the repository _config.yml names")
-    return 1 if found else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

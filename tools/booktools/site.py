@@ -21,13 +21,12 @@ import time
 from pathlib import Path
 
 import yaml
+from filelock import FileLock, Timeout
 
 from booktools import chromium, files, i18n, notebooks, pdf
 from booktools.book import ROOT
-from booktools.ext import book_pdf
-from booktools.lock import Locked, locked
 
-__all__ = ["BUILD", "CHECKS", "build_command", "work_key", "locked", "summary", "build", "main"]
+__all__ = ["BUILD", "CHECKS", "build_command", "work_key", "summary", "build", "main"]
 
 BUILD = ROOT / "_build"
 GRACE = 10  # seconds a build has to end after SIGTERM, before SIGKILL
@@ -48,11 +47,9 @@ def work_key(root: Path = ROOT) -> str:
     """What Sphinx does not see change: the book's extensions, _static/, and Chromium
     (whether the pages link a PDF)."""
     digest = hashlib.sha256(f"chromium: {chromium.version()}\0".encode())
-    for folder in ("tools/booktools", "_static"):
-        for path in sorted((root / folder).rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                digest.update(f"{path.relative_to(root)}\0".encode())
-                digest.update(hashlib.sha256(path.read_bytes()).digest())
+    for path in sorted((*(root / "tools/booktools").rglob("*"), *(root / "_static").rglob("*"))):
+        if path.is_file() and path.suffix != ".pyc":
+            digest.update(f"{path.relative_to(root)}\0".encode() + path.read_bytes())
     return digest.hexdigest()
 
 
@@ -183,14 +180,6 @@ def _editions(work: Path) -> int:
 
 # --- the site: put together, printed, published whole ---
 
-def _assemble(work: Path, target: Path) -> None:
-    """Put the editions' pages together in target."""
-    shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(work / "en" / "_build" / "html", target)
-    for lang in i18n.translations():
-        shutil.copytree(work / lang.code / "_build" / "html", target / lang.code)
-
-
 def build(folder: Path = BUILD) -> int:
     """Build the editions and publish folder/html with their PDFs; 0 on success."""
     work, site = folder / "i18n", folder / "html"
@@ -208,14 +197,16 @@ def build(folder: Path = BUILD) -> int:
     if _editions(work):
         return 1
     unfinished.unlink()
-    new = folder / ".html.new"
-    _assemble(work, new)
-    printed = pdf.publish(new)
-    if not printed:  # the pages link no PDF that failed to print
-        book_pdf.strip_links(new)
-    shutil.rmtree(site, ignore_errors=True)  # the site is replaced whole
+    new = folder / ".html.new"  # the editions' pages together, then the site whole
+    shutil.rmtree(new, ignore_errors=True)
+    shutil.copytree(work / "en" / "_build" / "html", new)
+    for lang in i18n.translations():
+        shutil.copytree(work / lang.code / "_build" / "html", new / lang.code)
+    if not pdf.publish(new):  # the last whole site stays, its PDFs with it
+        return 1
+    shutil.rmtree(site, ignore_errors=True)
     new.rename(site)
-    return 0 if printed else 1
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -224,17 +215,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--build", type=Path, default=BUILD,
                         help="the build folder (default: _build); the site is BUILD/html")
     folder = parser.parse_args(argv).build.resolve()
-    here = Path.cwd().resolve()
-    if (here / "_config.yml").is_file() and here != ROOT:
-        print(f"site: this booktools is {ROOT}'s, not {here}'s, and would build that book; "
-              f"bash scripts/setup.sh in {here} installs its own", file=sys.stderr)
-        return 2
     signal.signal(signal.SIGTERM, _stop)
     try:
-        with locked(folder):
+        with FileLock(folder / ".lock", timeout=0):  # one build at a time
             status = build(folder)
-    except Locked as error:
-        print(error, file=sys.stderr)
+    except Timeout:
+        print(f"site: another build holds {files.shown(folder / '.lock')}: wait for it to end, "
+              "or end it; two builds at once would write the same files", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("site: interrupted; its builds were ended, and the next build starts afresh",

@@ -1,6 +1,6 @@
 """Words of prose in the chapters, against the limits in pyproject.toml.
 
-    python -m booktools.words        # a table, and an exit status of 1 over a limit
+    python -m booktools.words        # each limit's count, and an exit status of 1 over one
 
 The prose is booktools.gpu_figures.prose_paragraphs' (headings, lists, tables, admonitions,
 exercises, solutions and alt texts; no code, math, labels or comments); a word is a
@@ -56,8 +56,6 @@ def limits(pyproject: Path = ROOT / "pyproject.toml", chapters: Path = CHAPTERS)
 
 def main(argv=None) -> int:
     argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
-    for path in sorted(CHAPTERS.glob("*.md")):
-        print(f"{path.stem:12} {count_words(path.read_text(encoding='utf-8')):6}")
     status = 0
     for lim in limits():
         n = lim.words()

@@ -2,18 +2,14 @@
 from __future__ import annotations
 
 import html
-import re
-from pathlib import Path
 
 from sphinx.application import Sphinx
 
 from booktools import chromium, i18n, pdf
 
-__all__ = ["LINK_CLASS", "link", "strip_links", "setup"]
+__all__ = ["LINK_CLASS", "link", "setup"]
 
 LINK_CLASS = "book-pdf-link"  # book.css hides it on paper
-_LINK = re.compile(rf'<p class="{LINK_CLASS}"><a href="[^"]*" type="application/pdf" '
-                   rf'download title="[^"]*">[^<]*</a></p>\n')
 
 
 def link(code: str, pagename: str) -> str:
@@ -23,14 +19,6 @@ def link(code: str, pagename: str) -> str:
     return (f'<p class="{LINK_CLASS}"><a href="{html.escape(url)}" type="application/pdf" '
             f'download title="{html.escape(lang.ui["pdf_title"])}">'
             f'{html.escape(lang.ui["pdf"])}</a></p>\n')
-
-
-def strip_links(site: Path) -> None:
-    """Take the link out of every page of a built site (printing failed: booktools.site)."""
-    for page in site.rglob("*.html"):
-        text = page.read_text(encoding="utf-8")
-        if _LINK.search(text):
-            page.write_text(_LINK.sub("", text), encoding="utf-8")
 
 
 def add_link(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:

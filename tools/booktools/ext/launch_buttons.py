@@ -14,7 +14,7 @@ from typing import Any
 from sphinx.application import Sphinx
 
 from booktools import i18n
-from booktools.book import NOTEBOOK_BRANCH, STUDIO_LAB_IMPORT
+from booktools.book import Repository
 
 
 def _buttons(buttons: list) -> list:
@@ -47,19 +47,16 @@ def page_buttons(app: Sphinx, pagename: str, templatename: str, context: dict[st
     groups = {b.get("label"): b for b in context.get("header_buttons", [])}
     launch = groups.get("launch-buttons")  # present only on notebook pages
     if launch is not None and "github.com/" in url:
-        owner, repo = url.split("github.com/", 1)[1].split("/")[:2]
-        branch = options.get("repository_branch") or "main"
+        owner, name = url.split("github.com/", 1)[1].split("/")[:2]
         book = options.get("path_to_docs", "").strip("/")
+        repo = Repository(url, owner, name, "", f"{book}/" if book else "")
         for button in launch["buttons"]:
             if button.get("text") == "Colab":
                 button["tooltip"] = lang.ui["launch_colab"]
-                button["url"] = button["url"].replace(f"/blob/{branch}/",
-                                                      f"/blob/{NOTEBOOK_BRANCH}/", 1)
-        path = f"{book}/{pagename}.ipynb" if book else f"{pagename}.ipynb"
+                button["url"] = repo.colab_url(pagename, options["launch_buttons"]["colab_url"])
         launch["buttons"].append({
             "type": "link", "text": "Studio Lab", "tooltip": lang.ui["launch_studio_lab"],
-            "icon": "fas fa-flask", "label": "launch-studio-lab",
-            "url": f"{STUDIO_LAB_IMPORT}/{owner}/{repo}/blob/{NOTEBOOK_BRANCH}/{path}"})
+            "icon": "fas fa-flask", "label": "launch-studio-lab", "url": repo.studio_lab_url(pagename)})
     download = groups.get("download-buttons")
     if download is not None and context.get("page_source_suffix") == ".ipynb" \
             and (Path(app.srcdir) / f"{pagename}.md").is_file():
