@@ -20,6 +20,7 @@ import pytest
 from filelock import FileLock
 
 from booktools import chromium, i18n, notebooks, pdf, site
+from booktools.book import ROOT
 from booktools.ext import book_pdf
 
 CODES = [lang.code for lang in i18n.languages()]
@@ -402,3 +403,16 @@ def test_the_build_does_not_point_at_its_work_folder(book, capsys):
     out = capsys.readouterr().out
     assert "HTML pages are here" not in out
     assert "=====" not in out and "site: open " in out
+
+
+def test_no_booktools_module_imports_torch():
+    """The build and the checks import booktools in every process; d2lgpu (and so torch,
+    seconds of CPU a process) only where a plot is redrawn."""
+    modules = sorted(f"booktools.{p.relative_to(ROOT / 'tools' / 'booktools').with_suffix('')}"
+                     .replace("/", ".").removesuffix(".__init__")
+                     for p in (ROOT / "tools" / "booktools").rglob("*.py"))
+    done = subprocess.run([sys.executable, "-c", "import importlib, sys\nfor m in sys.argv[1:]: "
+                           "importlib.import_module(m)\nprint(sorted(m for m in sys.modules "
+                           "if m.split('.')[0] in ('torch', 'd2lgpu')))", *modules],
+                          capture_output=True, text=True, encoding="utf-8", check=True)
+    assert done.stdout.strip() == "[]", done.stdout

@@ -20,7 +20,6 @@ from datetime import date
 from pathlib import Path
 
 from babel.dates import format_date
-from d2lgpu.plots import PLOT_DATA, redraw
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.application import Sphinx
@@ -179,7 +178,8 @@ class RecordedRunsTransform(SphinxTransform):
                 data = output.get("data", {})
                 if "image/png" in data:
                     png = data["image/png"]
-                    if PLOT_DATA in output.get("metadata", {}) and not self.lang.english:
+                    if i18n.PLOT_DATA in output.get("metadata", {}) and not self.lang.english:
+                        from d2lgpu.plots import redraw  # d2lgpu imports torch: only here
                         png = redraw(output["metadata"], self.lang.code)[0]  # in its words
                     found.append(self._image(chapter, index, k, cell, run, png))
                 elif "text/plain" in data:
