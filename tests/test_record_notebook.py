@@ -1,6 +1,6 @@
 """The readers' recording notebook (notebooks/record.ipynb) runs top to bottom in
 rehearsal (RECORD_REHEARSAL=1, on the CPU, one small chapter) and packs a zip that
-`runs verify` accepts; its pair with notebooks/record.md agrees.
+`python -m booktools.contributed` accepts; its pair with notebooks/record.md agrees.
 
 The rehearsal records a shallow clone of this commit (as a reader's Colab clones the
 book), with this checkout's tools and scripts over it, so nothing is written here.

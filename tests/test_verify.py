@@ -1,4 +1,4 @@
-"""booktools.contributed: `runs verify` refuses each tampered recording, naming the file
+"""booktools.contributed: `python -m booktools.contributed` refuses each tampered recording, naming the file
 and why, and accepts a valid one with the claims it confirms.
 
 A toy book in a temporary git repository (one chapter, its claims, one commit) and a
@@ -10,6 +10,7 @@ import io
 import json
 import shutil
 import subprocess
+import sys
 import zipfile
 
 import nbformat
@@ -248,3 +249,9 @@ def test_the_workflow_verifies_each_recording_a_pull_request_changes(book, tmp_p
     monkeypatch.delenv("GITHUB_STEP_SUMMARY")
     assert contributed.verify_changed("HEAD", book, report) == 1
     assert report.read_text().endswith("No file under runs/ changed since HEAD.\n")
+
+
+def test_the_command_needs_a_recording_or_a_base():
+    done = subprocess.run([sys.executable, "-m", "booktools.contributed"], capture_output=True,
+                          text=True, encoding="utf-8")
+    assert done.returncode == 2 and "give PATH or --base" in done.stderr

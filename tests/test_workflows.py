@@ -45,7 +45,7 @@ def test_every_run_step_calls_a_script_of_the_repository():
     assert steps["publish"] == ['bash scripts/build-dist.sh "$TAG"']
     assert steps["verify"] == [
         "bash scripts/setup.sh",
-        '.venv/bin/python -m booktools.runs verify --base "$BASE" --report "$REPORT"']
+        '.venv/bin/python -m booktools.contributed --base "$BASE" --report "$REPORT"']
     assert steps["record"].count(REMOVE) == 1
     assert [(name, run) for name in names for run in steps[name]
             if not calls_a_script(run) and run != REMOVE] == []

@@ -1,6 +1,9 @@
 """A reader's recording: ``scrub`` and ``pack`` on their machine (notebooks/record.md),
-``verify`` here (python -m booktools.runs verify PATH [--base REF]; with --base alone, each
-runs/<slug> changed since REF, in a Markdown report: the verify workflow).
+``verify`` here:
+
+    python -m booktools.contributed PATH [--base REF]    a runs/<slug> folder or a zip
+    python -m booktools.contributed --base REF [--report FILE]   each runs/<slug> changed
+                                                 since REF, in Markdown (the verify workflow)
 
 PATH is runs/<slug> or the zip ``pack`` made (zipfile's CRC-32 tells a damaged file).
 ``verify`` refuses, one line each, what runbooks/recording.md lists; an accepted one
@@ -8,6 +11,7 @@ gets the claims it confirms and contradicts (booktools.claims). Exit 0 accepted,
 """
 from __future__ import annotations
 
+import argparse
 import collections
 import getpass
 import io
@@ -23,7 +27,7 @@ from pathlib import Path
 from booktools import claims, files, runs
 
 __all__ = ["PRIVATE", "private_problems", "scrub", "pack", "slug", "verify", "confirmed", "main",
-           "verify_changed"]
+           "verify_changed", "cli"]
 
 # What no contributed output may hold (verify), each with what it is.
 PRIVATE = [
@@ -289,7 +293,7 @@ def confirmed(run: runs.Run, root: Path = runs.ROOT) -> list[claims.Result]:
 
 
 def main(path: str, base: str | None = None, root: Path = runs.ROOT, out=None) -> int:
-    """``runs verify``: print the problems, or the claims the recording confirms."""
+    """Verify one recording: print the problems, or the claims it confirms."""
     out = out or sys.stdout
     problems, run = verify(Path(path), root, base)
     if problems:
@@ -327,3 +331,25 @@ def verify_changed(base: str, root: Path = runs.ROOT, report: Path | None = None
             with open(path, "a", encoding="utf-8") as out:
                 out.write(text)
     return status
+
+
+def cli(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m booktools.contributed",
+                                     description="Verify a reader's recording (a folder or zip).")
+    parser.add_argument("path", nargs="?", help="default: each runs/<slug> changed since BASE")
+    parser.add_argument("--base", help="also refuse files changed since this commit outside it")
+    parser.add_argument("--report", type=Path, help="without PATH: write the Markdown here too")
+    args = parser.parse_args(argv)
+    if not (args.path or args.base):
+        parser.error("give PATH or --base")
+    try:
+        if args.path is None:
+            return verify_changed(args.base, report=args.report)
+        return main(args.path, args.base)
+    except ValueError as error:  # a recording that cannot be read: said in one line
+        print(f"contributed: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

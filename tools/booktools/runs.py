@@ -2,8 +2,6 @@
 
     python -m booktools.runs record MACHINE [--label L] [--chapter NAME ...] [--replace] [--if-stale]
     python -m booktools.runs stale [MACHINE]   what a new recording would change (default: each)
-    python -m booktools.runs verify PATH [--base REF]   a reader's recording (booktools.contributed)
-    python -m booktools.runs verify --base REF [--report FILE]   each one changed since REF
 
 A recording belongs to a hardware cell by (chapter, cell name); it is current while
 that cell and every code cell above it are the same program (same_program).
@@ -723,26 +721,15 @@ def main(argv: list[str] | None = None) -> int:
                      help="record only where `runs stale MACHINE` names something")
     stale = sub.add_parser("stale", help="hardware cells without a current recording")
     stale.add_argument("machine", nargs="?", type=_machine, help="default: each under runs/")
-    check = sub.add_parser("verify", help="check a contributed recording (folder or zip)")
-    check.add_argument("path", nargs="?", help="default: each runs/<slug> changed since BASE")
-    check.add_argument("--base", help="also refuse files changed since this commit outside it")
-    check.add_argument("--report", type=Path, help="without PATH: write the Markdown here too")
     args = parser.parse_args(argv)
     try:
-        return _run_command(args, parser)
+        return _run_command(args)
     except ValueError as error:  # a recording that cannot be read: said in one line
         print(f"runs: {error}", file=sys.stderr)
         return 2
 
 
-def _run_command(args, parser) -> int:
-    if args.command == "verify":
-        from booktools import contributed
-        if not (args.path or args.base):
-            parser.error("verify needs PATH or --base")
-        if args.path is None:
-            return contributed.verify_changed(args.base, report=args.report)
-        return contributed.main(args.path, args.base)
+def _run_command(args) -> int:
     if args.command == "record":
         return record(args.machine, args.label, args.only, replace=args.replace,
                       if_stale=args.if_stale)
