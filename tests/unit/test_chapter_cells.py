@@ -268,6 +268,7 @@ def test_loader_cell_uses_no_workers_where_they_would_not_find_the_dataset(monke
 
 # --- measuring: the profiler's table of a CUDA run, the kernels faked away. ---
 
+@pytest.mark.slow
 def test_profiler_cell_records_steps_after_the_start_up(monkeypatch, capsys):
     # The profiler's own start-up ("Activity Buffer Request", on the H100 the
     # top row) must fall in the skipped and warm-up steps, not in the table.

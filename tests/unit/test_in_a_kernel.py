@@ -12,6 +12,8 @@ import nbclient
 import nbformat
 import pytest
 
+pytestmark = pytest.mark.slow  # a kernel of its own
+
 # dict.items bypasses RcParams.__getitem__: reading rcParams["backend"] would
 # itself resolve a backend and import pyplot.
 IMPORT_PROBE = r"""

@@ -139,6 +139,7 @@ def fake_cuda_graphs(monkeypatch):
     return install_fake_cuda_graphs(monkeypatch)
 
 
+@pytest.mark.slow
 def test_fake_streams_leave_dynamo_torchs_stream():
     # In a fresh process, where Dynamo is not imported yet, as in the first
     # test of an xdist worker: Dynamo must see torch's Stream, not the fake.
@@ -205,6 +206,7 @@ def test_cuda_graph_cell_times_what_the_recipe_does(chapter, fake_cuda_graphs):
     assert recipes == ["64 inputs by the recipe"], timed.keys()
 
 
+@pytest.mark.slow
 def test_whole_training_step_graph_trains_as_eager_steps_do(chapter, fake_cuda_graphs, on_the_cpu,
                                                             capsys):
     import copy
@@ -452,6 +454,7 @@ def small_batches(monkeypatch, on_the_cpu):
     return asked
 
 
+@pytest.mark.slow
 def test_memory_savers_measure_each_way_and_agree(chapter, monkeypatch, small_batches,
                                                   capsys):
     log = []
@@ -467,6 +470,7 @@ def test_memory_savers_measure_each_way_and_agree(chapter, monkeypatch, small_ba
     assert small_batches == [4096]  # the GPU's batch
 
 
+@pytest.mark.slow
 def test_memory_savers_without_counters_still_check_the_gradients(chapter, capsys,
                                                                  small_batches):
     chapter["memory"] = None
@@ -561,6 +565,7 @@ def test_trace_cell_asks_for_cuda_kernels_and_writes_outputs(chapter, monkeypatc
     assert capsys.readouterr().out.startswith("wrote outputs/trace.json (")
 
 
+@pytest.mark.slow
 def test_mfu_counts_six_flops_per_weight_and_example_but_four_in_the_first_layer(
         chapter, monkeypatch, small_batches, capsys):
     # 50% of an H100 SXM's 67 TFLOP/s of float32 (its datasheet row).

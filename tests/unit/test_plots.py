@@ -29,6 +29,7 @@ def _words(fig) -> str:
                     + [t.get_text() for legend in legends if legend for t in legend.get_texts()])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", PLOTS)
 def test_a_measured_plot_carries_its_data_through_json_and_redraws_in_each_language(
         kind, monkeypatch):
