@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The fast lane after editing a chapter or a translation (about a minute): its pairs, words,
+# The fast lane after editing a chapter or a translation (under a minute): its pairs, words,
 # GPU figures, nbval (naming the cell that differs), claims, editions; tests/unit not slow.
 #   bash scripts/check.sh [--no-unit] chapters/NAME.md [i18n/CODE/chapters/NAME.md ...]
 set -euo pipefail
@@ -41,13 +41,24 @@ for arg in "$@"; do
   done
 done
 cd "$root"
+books_checks() {  # the book's own checks: pairs, words, GPU figures, claims
+  local failed=0
+  "$py" -m booktools.notebooks check || failed=1
+  "$py" -m booktools.words >/dev/null || failed=1
+  "$py" -m booktools.gpu_figures >/dev/null || failed=1
+  [ ${#claimed[@]} -eq 0 ] || "$py" -m booktools.claims "${claimed[@]}" || failed=1
+  return "$failed"
+}
+# They run beside pytest (a chapter's kernel is the longest part), their output after its.
+said="$(mktemp)"
+trap 'rm -f "$said"' EXIT
+books_checks >"$said" 2>&1 &
+checks=$!
 status=0
-"$py" -m booktools.notebooks check || status=1
-"$py" -m booktools.words >/dev/null || status=1
-"$py" -m booktools.gpu_figures >/dev/null || status=1
-[ ${#claimed[@]} -eq 0 ] || "$py" -m booktools.claims "${claimed[@]}" || status=1
 # One pytest run, two workers: the notebooks beside the unit tests.
 "$py" -m pytest -q -n 2 -m "not slow and not browser" \
   "${tests[@]}" tests/test_notebooks.py ${unit[@]+"${unit[@]}"} || status=1
+wait "$checks" || status=1
+cat "$said"
 [ "$status" -eq 0 ] || echo "check: FAILED (above: file, cell or test, and what differs)" >&2
 exit "$status"
