@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import yaml
@@ -51,7 +52,14 @@ def _term(entry, where: str) -> Term:
 
 def load(path: Path, name: str | None = None) -> list[Term]:
     """The terms of a glossary file (at least one); errors call it ``name``."""
-    path, shown = Path(path), name or str(path)
+    path = Path(path)
+    stamp = (path.stat().st_mtime_ns, path.stat().st_size) if path.is_file() else None
+    return list(_load(path, name, stamp))
+
+
+@lru_cache(maxsize=16)  # every chapter's check reads its edition's glossary; read again if changed
+def _load(path: Path, name: str | None, stamp: tuple | None) -> tuple[Term, ...]:
+    shown = name or str(path)
     try:
         data = yaml.safe_load(files.read_text(path)) if path.is_file() else None
     except yaml.YAMLError as error:
@@ -64,9 +72,9 @@ def load(path: Path, name: str | None = None) -> list[Term]:
     if not entries:
         raise ValueError(f"{shown}: missing or no terms, so none of this edition would be "
                          "checked: " + RESTORE.format(shown))
-    return [_term(entry, f"{shown}: entry {number}" + (
-                f" ({entry['en']})" if isinstance(entry, dict) and entry.get("en") else ""))
-            for number, entry in enumerate(entries, 1)]
+    return tuple(_term(entry, f"{shown}: entry {number}" + (
+                 f" ({entry['en']})" if isinstance(entry, dict) and entry.get("en") else ""))
+                 for number, entry in enumerate(entries, 1))
 
 
 def _finder(form: str) -> re.Pattern:

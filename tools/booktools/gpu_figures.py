@@ -62,7 +62,7 @@ _CANONICAL_UNITS = {"×": "x", "times": "x", "μs": "µs", "us": "µs", "percent
                     "minutes": "min", "hour": "hours"}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Paragraph:
     """Prose lines joined by spaces; ``masked`` blanks code, math and link targets."""
     text: str
@@ -188,6 +188,11 @@ def _alt_texts(options: dict, lines: list, first_line: int) -> list:
 
 def prose_paragraphs(markdown: str, first: int = 1) -> list:
     """The Paragraphs a reader reads in MyST markdown whose first line is line ``first``."""
+    return list(_prose_paragraphs(markdown, first))
+
+
+@lru_cache(maxsize=128)  # the checks of a page read its prose several times (frozen Paragraphs)
+def _prose_paragraphs(markdown: str, first: int) -> tuple:
     lines, found = markdown.splitlines(), []
     for token in parser().parse(markdown):
         if token.map is None:
@@ -207,7 +212,7 @@ def prose_paragraphs(markdown: str, first: int = 1) -> list:
             parsed = directive_text(token.content)
             found += prose_paragraphs("\n".join(parsed.body),
                                       first + start + 1 + parsed.body_offset)
-    return found
+    return tuple(found)
 
 
 def sentence_spans(text: str) -> list:
