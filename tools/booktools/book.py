@@ -50,12 +50,17 @@ class Repository:
     def pip_url(self) -> str:
         return f"git+{self.url}@{self.branch}"
 
+    @classmethod
+    def at(cls, url: str, branch: str = "main", book: str = "") -> Repository:
+        """The GitHub repository at url, the book in its folder ``book`` ("" at its root)."""
+        url = url.strip().rstrip("/").removesuffix(".git")
+        owner, name = url.split("github.com/", 1)[1].split("/")[:2]
+        book = book.strip("/")
+        return cls(url, owner, name, branch, f"{book}/" if book else "")
+
 
 def repository() -> Repository:
     repo = book_config()["repository"]
     url = repo["url"].rstrip("/").removesuffix(".git")
     assert url.startswith("https://github.com/"), f"Colab and Studio Lab open GitHub files: {url}"
-    owner, name = url.removeprefix("https://github.com/").split("/")[:2]
-    book = (repo.get("path_to_book") or "").strip("/")
-    return Repository(url, owner, name, repo.get("branch") or "main",
-                      f"{book}/" if book else "")
+    return Repository.at(url, repo.get("branch") or "main", repo.get("path_to_book") or "")

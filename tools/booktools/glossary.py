@@ -53,8 +53,8 @@ def _term(entry, where: str) -> Term:
 def load(path: Path, name: str | None = None) -> list[Term]:
     """The terms of a glossary file (at least one); errors call it ``name``."""
     path = Path(path)
-    stamp = (path.stat().st_mtime_ns, path.stat().st_size) if path.is_file() else None
-    return list(_load(path, name, stamp))
+    stat = path.stat() if path.is_file() else None
+    return list(_load(path, name, stat and (stat.st_mtime_ns, stat.st_size)))
 
 
 @lru_cache(maxsize=16)  # every chapter's check reads its edition's glossary; read again if changed

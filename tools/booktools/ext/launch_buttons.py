@@ -47,9 +47,8 @@ def page_buttons(app: Sphinx, pagename: str, templatename: str, context: dict[st
     groups = {b.get("label"): b for b in context.get("header_buttons", [])}
     launch = groups.get("launch-buttons")  # present only on notebook pages
     if launch is not None and "github.com/" in url:
-        owner, name = url.split("github.com/", 1)[1].split("/")[:2]
-        book = options.get("path_to_docs", "").strip("/")
-        repo = Repository(url, owner, name, "", f"{book}/" if book else "")
+        repo = Repository.at(url, options.get("repository_branch") or "main",
+                             options.get("path_to_docs", ""))
         for button in launch["buttons"]:
             if button.get("text") == "Colab":
                 button["tooltip"] = lang.ui["launch_colab"]
