@@ -281,10 +281,10 @@ def test_radicals_of_the_supplement_map_to_their_ideographs_too():
     import re
 
     from booktools import pdf
-    cmap = "<0041> <2EDA2F64>"  # one glyph to ⻚⽤, as Chromium writes it
+    cmap = b"<0041> <2EDA2F64>"  # one glyph to ⻚⽤, as Chromium writes it
     unified = pdf._RADICAL_DESTINATION.sub(pdf._unified, cmap)
-    assert unified == "<0041> <9875" + "7528>"
-    assert not re.search("[\u2e80-\u2fdf]", bytes.fromhex(unified[8:-1]).decode("utf-16-be"))
+    assert unified == b"<0041> <9875" + b"7528>"
+    assert not re.search("[\u2e80-\u2fdf]", bytes.fromhex(unified[8:-1].decode()).decode("utf-16-be"))
 
 
 def test_printing_alone_waits_for_no_build_and_touches_nothing_while_one_runs(

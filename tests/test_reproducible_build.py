@@ -60,6 +60,9 @@ def test_comparable_blanks_only_what_chromium_makes_new_at_each_print():
     assert pdf.comparable(printed) == pdf.comparable(again)
     assert len(pdf.comparable(printed)) == len(printed)
     assert pdf.comparable(printed.replace(b"printed", b"changed")) != pdf.comparable(again)
+    # the file's /ID, a hash of bytes that hold the time
+    assert pdf.comparable(b"/ID [<0A1b><FF00>]") == pdf.comparable(b"/ID [<9999><1234>]") \
+        == b"/ID [<0000><0000>]"
     # the same date with its colon written as an octal escape (\072)
     escaped = printed.replace(b"(D:20261126233113", b"(D\\07220261126233113")
     assert pdf.comparable(escaped) == pdf.comparable(

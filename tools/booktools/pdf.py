@@ -3,7 +3,7 @@
     python -m booktools.pdf    # after the HTML build; the site build runs it (``publish``)
 
 COMPOSE joins an edition's pages under a cover in one browser page (singlehtml repeats ids
-across chapters and misdirects their references, issue 45); ``finish`` (pypdf) adds the
+across chapters and misdirects their references, issue 45); ``finish`` (pikepdf) adds the
 outline, metadata and ideographs for radicals. CJK prints in TrueType fonts (book.css).
 """
 from __future__ import annotations
@@ -197,7 +197,7 @@ def author(code: str) -> str:
 
 
 # A ToUnicode entry whose destination is only Kangxi or supplement radicals (U+2E80-U+2FDF).
-_RADICAL_DESTINATION = re.compile(r"(<[0-9A-Fa-f]+>\s*<)((?:2[EeFf][0-9A-Fa-f]{2})+)(>)")
+_RADICAL_DESTINATION = re.compile(rb"(<[0-9A-Fa-f]+>\s*<)((?:2[EeFf][0-9A-Fa-f]{2})+)(>)")
 # Supplement radicals have no NFKC mapping: their ideographs, from Unicode's
 # EquivalentUnifiedIdeograph.txt (锁页 printed as 锁⻚).
 _SUPPLEMENT = {0x2EC5: "见", 0x2EC8: "讠", 0x2EC9: "贝", 0x2ECB: "车", 0x2ED3: "长",
@@ -206,54 +206,55 @@ _SUPPLEMENT = {0x2EC5: "见", 0x2EC8: "讠", 0x2EC9: "贝", 0x2ECB: "车", 0x2ED
                0x2EEC: "齐", 0x2EEE: "齿"}
 
 
-def _unified(match: re.Match) -> str:
+def _unified(match: re.Match) -> bytes:
     text = "".join(_SUPPLEMENT.get(ord(c)) or unicodedata.normalize("NFKC", c)
-                   for c in bytes.fromhex(match[2]).decode("utf-16-be"))
-    return match[1] + text.encode("utf-16-be").hex().upper() + match[3]
+                   for c in bytes.fromhex(match[2].decode("ascii")).decode("utf-16-be"))
+    return match[1] + text.encode("utf-16-be").hex().upper().encode("ascii") + match[3]
 
 
-def _unify_radicals(writer) -> None:
+def _unify_radicals(document) -> None:
     """Map each CJK glyph to its ideograph, not the radical that shares it (使用, not 使⽤):
     Chromium maps a glyph to the lowest character drawn with it, and the book has no radicals."""
     seen = set()
-    for page in writer.pages:
-        for font in (page["/Resources"].get("/Font") or {}).values():
-            font = font.get_object()
-            if "/ToUnicode" not in font or font["/ToUnicode"].indirect_reference.idnum in seen:
+    for page in document.pages:
+        for font in (page.Resources.get("/Font") or {}).values():
+            cmap = font.get("/ToUnicode")
+            if cmap is None or cmap.objgen in seen:
                 continue
-            cmap = font["/ToUnicode"]
-            seen.add(cmap.indirect_reference.idnum)
-            text = cmap.get_data().decode("latin-1")
-            unified = _RADICAL_DESTINATION.sub(_unified, text)
-            if unified != text:
-                cmap.set_data(unified.encode("latin-1"))
+            seen.add(cmap.objgen)
+            data = cmap.read_bytes()
+            unified = _RADICAL_DESTINATION.sub(_unified, data)
+            if unified != data:
+                cmap.write(unified)
 
 
 def finish(path: Path, code: str, outline: list) -> None:
-    """Add to Chromium's PDF, as an incremental update: the outline ([level, title, id], each id
-    a named destination), the Author, ideographs for radicals (Chromium writes Title and Lang)."""
-    import pypdf
-    from pypdf.generic import Fit
+    """Add to Chromium's PDF the outline ([level, title, id], each id a named destination),
+    the Author and ideographs for radicals (Chromium writes Title and Lang), with pikepdf
+    (qpdf): pypdf's writer took 5-10 s of CPU an edition to copy the document first."""
+    import pikepdf
 
-    reader = pypdf.PdfReader(path)
-    destinations = reader.named_destinations
-    missing = [title for _, title, id_ in outline if f"/{id_}" not in destinations]
-    if missing:
-        raise RuntimeError(f"{code}: headings without a destination for the outline: "
-                           f"{', '.join(missing[:5])}")
-    writer = pypdf.PdfWriter(path, incremental=True)
-    if typography.has_cjk(i18n.language(code).title):
-        _unify_radicals(writer)
-    parents: list = []
-    for level, title, id_ in outline:
-        target = destinations[f"/{id_}"]
-        del parents[level:]
-        parents.append(writer.add_outline_item(
-            title=title, page_number=reader.get_destination_page_number(target),
-            parent=parents[-1] if parents else None, fit=Fit.xyz(left=target.left, top=target.top)))
-    writer.page_mode = "/UseOutlines"
-    writer.add_metadata({"/Author": author(code)})
-    writer.write(path)
+    with pikepdf.open(path, allow_overwriting_input=True) as document:
+        destinations = document.Root.get("/Dests") or {}  # Chromium's: in the catalog
+        missing = [title for _, title, id_ in outline if f"/{id_}" not in destinations]
+        if missing:
+            raise RuntimeError(f"{code}: headings without a destination for the outline: "
+                               f"{', '.join(missing[:5])}")
+        if typography.has_cjk(i18n.language(code).title):
+            _unify_radicals(document)
+        numbers = {page.objgen: number for number, page in enumerate(document.pages)}
+        with document.open_outline() as tree:
+            parents: list = []
+            for level, title, id_ in outline:
+                page, _, left, top, _ = destinations[f"/{id_}"]  # [page /XYZ left top zoom]
+                item = pikepdf.OutlineItem(title, numbers[page.objgen], pikepdf.PageLocation.XYZ,
+                                           left=float(left), top=float(top))
+                del parents[level:]
+                (parents[-1].children if parents else tree.root).append(item)
+                parents.append(item)
+        document.Root.PageMode = pikepdf.Name.UseOutlines
+        document.docinfo[pikepdf.Name.Author] = author(code)
+        document.save(path, deterministic_id=True)
 
 
 async def _print(browser, base: str, code: str, site: Path, target: Path) -> None:
@@ -303,10 +304,24 @@ async def _build(codes: list[str], site: Path) -> list[Path]:
     return targets
 
 
+# What differs between two prints of the same pages: the time, the tags' node numbers, and
+# the file's /ID (finish saves it as a hash of the bytes, the time included).
+_VOLATILE = (re.compile(rb"\(D(?::|\\072)(\d{14})[^)]*\)"), re.compile(rb"\(node(\d+)\)"),
+             re.compile(rb"/ID\s*\[\s*<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>"))
+
+
+def _blanked(match: re.Match) -> bytes:
+    text, start = bytearray(match[0]), match.start()
+    for group in range(1, len(match.groups()) + 1):
+        begin, end = match.span(group)
+        text[begin - start:end - start] = b"0" * (end - begin)
+    return bytes(text)
+
+
 def comparable(data: bytes) -> bytes:
-    """A PDF's bytes with what differs between two prints blanked: the time, the tags' node numbers."""
-    for pattern in (re.compile(rb"\(D(?::|\\072)(\d{14})[^)]*\)"), re.compile(rb"\(node(\d+)\)")):
-        data = pattern.sub(lambda m: m[0].replace(m[1], b"0" * len(m[1])), data)
+    """A PDF's bytes with what differs between two prints blanked (_VOLATILE)."""
+    for pattern in _VOLATILE:
+        data = pattern.sub(_blanked, data)
     return data
 
 
