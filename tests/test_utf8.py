@@ -38,8 +38,8 @@ def unencoded(tree: ast.AST) -> list[tuple[int, str]]:
                 isinstance(func.value, ast.Name) and func.value.id == "files")
         elif name == "write_text":
             bad = isinstance(func, ast.Attribute) and len(node.args) < 2
-        elif name == "open" and not (isinstance(func, ast.Attribute)
-                                     and getattr(func.value, "id", None) == "os"):
+        elif name == "open" and not (isinstance(func, ast.Attribute)  # a descriptor, a PDF
+                                     and getattr(func.value, "id", None) in ("os", "pikepdf")):
             mode = node.args[1] if len(node.args) > 1 else next(
                 (k.value for k in node.keywords if k.arg == "mode"), None)
             bad = not (isinstance(mode, ast.Constant) and "b" in str(mode.value))
@@ -60,7 +60,8 @@ def test_every_text_file_is_opened_as_utf8():
 def test_the_check_finds_what_it_looks_for():
     code = ("p.read_text()\np.write_text(s)\nopen(f)\nopen(f, 'w')\nsubprocess.run(a, text=True)\n"
             "p.read_text(encoding='utf-8')\nfiles.read_text(p)\nopen(f, 'rb')\nos.open(f, 1)\n"
-            "p.write_text(s, 'utf-8')\nsubprocess.run(a, text=True, encoding='utf-8')\n")
+            "p.write_text(s, 'utf-8')\nsubprocess.run(a, text=True, encoding='utf-8')\n"
+            "pikepdf.open(p)\n")
     assert [line for line, _ in unencoded(ast.parse(code))] == [1, 2, 3, 4, 5]
 
 
