@@ -21,43 +21,47 @@ CASES = [(code, word) for code, words in WORDS.items() for word in words] + \
     [(code, "pin_memory") for code in CODES]
 
 
+class SearchTab:
+    """The one tab every search of this module navigates (a tab each started a renderer
+    each: twice the CPU), with the uncaught errors of its current page."""
+
+    def __init__(self, tab):
+        self.tab, self.errors = tab, []
+        tab.on("pageerror", lambda error: self.errors.append(str(error)))
+
+
 @pytest.fixture(scope="module")
 def browser():
-    """A private window that every search opens a tab of (a context each cost twice the CPU)."""
     if chromium.version() is None:
         pytest.skip(f"no Chromium at {chromium.executable()}")
     with sync_api.sync_playwright() as playwright, chromium.launch_options() as options:
         launched = playwright.chromium.launch(**options)
         context = launched.new_context(service_workers="block")
-        yield context
+        yield SearchTab(context.new_page())
         context.close()
         launched.close()
 
 
-def _search(browser, site_url: str, code: str, query: str) -> dict:
-    tab = browser.new_page()
-    try:
-        errors = []
-        tab.on("pageerror", lambda error: errors.append(str(error)))
-        prefix = "" if code == "en" else f"{code}/"
-        tab.goto(f"{site_url}/{prefix}search.html?q={quote(query)}")
-        tab.wait_for_function("() => { const s = document.querySelector('p.search-summary');"
-                              " return s && s.innerText.trim() !== ''; }", timeout=30_000)
-        # Sphinx writes the summary once every result is listed, but each result's
-        # snippet arrives after a fetch of its page: wait for them too.
-        tab.wait_for_function("() => { const items = document.querySelectorAll("
-                              "'#search-results ul.search li'); return items.length === 0 || "
-                              "[...items].every(li => li.querySelector('p.context')); }",
-                              timeout=30_000)
-        found = tab.evaluate("""() => ({
-            summary: document.querySelector('p.search-summary').innerText,
-            hits: [...document.querySelectorAll('#search-results ul.search li a')].map(a => a.href),
-            snippets: [...document.querySelectorAll('#search-results ul.search li p.context')]
-                .map(p => p.innerText)})""")
-        found["errors"] = errors
-        return found
-    finally:
-        tab.close()
+def _search(browser: SearchTab, site_url: str, code: str, query: str) -> dict:
+    tab = browser.tab
+    browser.errors.clear()
+    prefix = "" if code == "en" else f"{code}/"
+    tab.goto(f"{site_url}/{prefix}search.html?q={quote(query)}")
+    tab.wait_for_function("() => { const s = document.querySelector('p.search-summary');"
+                          " return s && s.innerText.trim() !== ''; }", timeout=30_000)
+    # Sphinx writes the summary once every result is listed, but each result's
+    # snippet arrives after a fetch of its page: wait for them too.
+    tab.wait_for_function("() => { const items = document.querySelectorAll("
+                          "'#search-results ul.search li'); return items.length === 0 || "
+                          "[...items].every(li => li.querySelector('p.context')); }",
+                          timeout=30_000)
+    found = tab.evaluate("""() => ({
+        summary: document.querySelector('p.search-summary').innerText,
+        hits: [...document.querySelectorAll('#search-results ul.search li a')].map(a => a.href),
+        snippets: [...document.querySelectorAll('#search-results ul.search li p.context')]
+            .map(p => p.innerText)})""")
+    found["errors"] = list(browser.errors)
+    return found
 
 
 def _text(code: str, word: str) -> set[str]:
