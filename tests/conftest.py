@@ -127,8 +127,9 @@ class SiteBuild:
 
 def pytest_sessionstart(session):
     config = session.config
-    if hasattr(config, "workerinput") or not _selects_site_tests(config):
-        return
+    if (hasattr(config, "workerinput") or config.option.collectonly
+            or not _selects_site_tests(config)):
+        return  # a worker, a listing of the tests, or no test of the site: nothing to build
     config.stash[_SITE_BUILD] = SiteBuild(config.pluginmanager.get_plugin("terminalreporter"))
 
 
