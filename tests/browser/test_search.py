@@ -10,6 +10,7 @@ import pytest
 
 from booktools import chromium, i18n
 from booktools.ext import languages as search_ext
+from test_site_browser import PageLog  # tests/browser/test_site_browser.py
 
 sync_api = pytest.importorskip("playwright.sync_api",
                                reason="the Playwright Python package is not installed")
@@ -21,30 +22,24 @@ CASES = [(code, word) for code, words in WORDS.items() for word in words] + \
     [(code, "pin_memory") for code in CODES]
 
 
-class SearchTab:
-    """The one tab every search of this module navigates (a tab each started a renderer
-    each: twice the CPU), with the uncaught errors of its current page."""
-
-    def __init__(self, tab):
-        self.tab, self.errors = tab, []
-        tab.on("pageerror", lambda error: self.errors.append(str(error)))
-
-
 @pytest.fixture(scope="module")
-def browser():
+def search_tab():
+    """The one tab every search navigates (a tab each started a cold renderer: twice the
+    CPU), and the PageLog of what its current page reports."""
     if chromium.version() is None:
         pytest.skip(f"no Chromium at {chromium.executable()}")
     with sync_api.sync_playwright() as playwright, chromium.launch_options() as options:
         launched = playwright.chromium.launch(**options)
         context = launched.new_context(service_workers="block")
-        yield SearchTab(context.new_page())
+        tab = context.new_page()
+        yield tab, PageLog(tab)
         context.close()
         launched.close()
 
 
-def _search(browser: SearchTab, site_url: str, code: str, query: str) -> dict:
-    tab = browser.tab
-    browser.errors.clear()
+def _search(search_tab, site_url: str, code: str, query: str) -> dict:
+    tab, log = search_tab
+    log.clear()
     prefix = "" if code == "en" else f"{code}/"
     tab.goto(f"{site_url}/{prefix}search.html?q={quote(query)}")
     tab.wait_for_function("() => { const s = document.querySelector('p.search-summary');"
@@ -60,7 +55,7 @@ def _search(browser: SearchTab, site_url: str, code: str, query: str) -> dict:
         hits: [...document.querySelectorAll('#search-results ul.search li a')].map(a => a.href),
         snippets: [...document.querySelectorAll('#search-results ul.search li p.context')]
             .map(p => p.innerText)})""")
-    found["errors"] = list(browser.errors)
+    found["errors"] = list(log.console)  # console errors and uncaught exceptions
     return found
 
 
@@ -71,9 +66,9 @@ def _text(code: str, word: str) -> set[str]:
 
 
 @pytest.mark.parametrize(("code", "word"), CASES)
-def test_search_finds_the_books_words(browser, site_url, code, word):
+def test_search_finds_the_books_words(search_tab, site_url, code, word):
     assert _text(code, word), f"{word} is not in the {code} edition's text"
-    found = _search(browser, site_url, code, word)
+    found = _search(search_tab, site_url, code, word)
     pages = {urlsplit(h).path.rsplit("/", 1)[-1].removesuffix(".html") for h in found["hits"]}
     assert found["errors"] == []
     assert pages & _text(code, word), (found["summary"], pages)
@@ -91,8 +86,8 @@ def test_search_finds_the_books_words(browser, site_url, code, word):
 
 
 @pytest.mark.parametrize("code", CODES)
-def test_no_results_say_so_in_the_editions_words(browser, site_url, code):
-    found = _search(browser, site_url, code, "qqqzzzxxyy")
+def test_no_results_say_so_in_the_editions_words(search_tab, site_url, code):
+    found = _search(search_tab, site_url, code, "qqqzzzxxyy")
     assert found["hits"] == []
     assert found["summary"] == i18n.language(code).interface[search_ext.SEARCH_MESSAGES[0]]
     assert "categor" not in found["summary"] and "分类" not in found["summary"]

@@ -54,13 +54,13 @@ class Repository:
     def at(cls, url: str, branch: str = "main", book: str = "") -> Repository:
         """The GitHub repository at url, the book in its folder ``book`` ("" at its root)."""
         url = url.strip().rstrip("/").removesuffix(".git")
-        owner, name = url.split("github.com/", 1)[1].split("/")[:2]
+        if not url.startswith("https://github.com/"):
+            raise ValueError(f"Colab and Studio Lab open GitHub files: {url}")
+        owner, name = url.removeprefix("https://github.com/").split("/")[:2]
         book = book.strip("/")
         return cls(url, owner, name, branch, f"{book}/" if book else "")
 
 
 def repository() -> Repository:
     repo = book_config()["repository"]
-    url = repo["url"].rstrip("/").removesuffix(".git")
-    assert url.startswith("https://github.com/"), f"Colab and Studio Lab open GitHub files: {url}"
-    return Repository.at(url, repo.get("branch") or "main", repo.get("path_to_book") or "")
+    return Repository.at(repo["url"], repo.get("branch") or "main", repo.get("path_to_book") or "")

@@ -43,11 +43,10 @@ def page_buttons(app: Sphinx, pagename: str, templatename: str, context: dict[st
     paired .md offered after the notebook; the "open issue" form in the edition's words."""
     lang, options = i18n.for_sphinx(app.config.language), app.config.html_theme_options
     raw = options.get("repository_url", "")
-    url = raw.strip().rstrip("/").removesuffix(".git")
     groups = {b.get("label"): b for b in context.get("header_buttons", [])}
     launch = groups.get("launch-buttons")  # present only on notebook pages
-    if launch is not None and "github.com/" in url:
-        repo = Repository.at(url, options.get("repository_branch") or "main",
+    if launch is not None and "github.com/" in raw:
+        repo = Repository.at(raw, options.get("repository_branch") or "main",
                              options.get("path_to_docs", ""))
         for button in launch["buttons"]:
             if button.get("text") == "Colab":
